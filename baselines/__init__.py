@@ -1,0 +1,1 @@
+"""Learners, imported as ``jaxmarl.baselines``."""

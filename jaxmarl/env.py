@@ -1,0 +1,237 @@
+"""The environment contract every jaxmarl environment implements.
+
+Compatible with JaxMARL's ``MultiAgentEnv``: ``reset(key) -> (obs, state)`` and
+``step(key, state, actions, reset_state=None) -> (obs, state, rewards, dones, infos)`` with
+observations, actions, rewards and dones as dicts keyed by agent name, ``dones["__all__"]``
+ending the episode and ``step`` resetting automatically. What this contract adds:
+
+* ``infos["terminated"]`` and ``infos["truncated"]`` (``bool`` scalars, per environment) on every
+  step, so learners bootstrap through time limits and not through real terminations. An env
+  that can end an episode for a reason other than its time limit reports
+  ``infos["terminated"]`` from ``step_env``; otherwise the base class derives both from
+  ``state.step >= self.max_steps``. ``dones["__all__"] == terminated | truncated`` always.
+* ``step(..., with_terminal_obs=True)`` puts the pre-reset observations of the step in
+  ``infos["terminal_obs"]`` (opt-in because it doubles observation memory).
+* Actions are checked while tracing (before anything compiles): missing or extra agents, a
+  wrong shape or a wrong dtype kind raise an error naming the agent, the expected and the given.
+
+Subclasses override ``reset``, ``step_env``, ``get_obs``, ``observation_space`` /
+``action_space`` (or fill ``observation_spaces`` / ``action_spaces``) and, where it applies,
+``get_avail_actions`` and ``get_world_state``. Auto-reset lives here only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxmarl import spaces
+from jaxmarl.typing import Actions, AvailActions, Dones, Infos, Observations, Rewards
+
+
+@struct.dataclass
+class State:
+    """Smallest environment state: the episode flag and the step counter.
+
+    Attributes:
+        done: ``[]`` or ``[num_agents]`` bool, whether the episode has ended.
+        step: ``[]`` int32, steps taken in the current episode.
+    """
+
+    done: jax.Array
+    step: jax.Array
+
+
+StepResult = tuple[Observations, Any, Rewards, Dones, Infos]
+
+
+class MultiAgentEnv:
+    """Base class of all jaxmarl environments (pure functions of a key and a state).
+
+    Environment objects are immutable: they hold static configuration only (agent names,
+    spaces, sizes, constants); everything that changes lives in the state pytree.
+
+    Attributes:
+        num_agents: number of agents (a fixed maximum where agents can die).
+        agents: agent names, in the order used when agents are stacked on an axis.
+        max_steps: episode time limit in steps, or ``None`` for none.
+        observation_spaces / action_spaces: per-agent spaces keyed by agent name.
+    """
+
+    max_steps: int | None = None
+
+    def __init__(self, num_agents: int) -> None:
+        self.num_agents = num_agents
+        self.agents = [f"agent_{i}" for i in range(num_agents)]
+        self.observation_spaces: dict[str, spaces.Space] = {}
+        self.action_spaces: dict[str, spaces.Space] = {}
+
+    # ----------------------------------------------------------------- to override
+    @partial(jax.jit, static_argnums=(0,))
+    def reset(self, key: jax.Array) -> tuple[Observations, Any]:
+        """Start an episode: ``key -> (obs, state)``."""
+        raise NotImplementedError
+
+    def step_env(self, key: jax.Array, state: Any, actions: Actions) -> StepResult:
+        """One transition without auto-reset; ``dones`` include the time limit."""
+        raise NotImplementedError
+
+    def get_obs(self, state: Any) -> Observations:
+        """Observations of every agent for ``state``."""
+        raise NotImplementedError
+
+    @partial(jax.jit, static_argnums=(0,))
+    def get_avail_actions(self, state: Any) -> AvailActions:
+        """Available-action masks per agent (``bool``); the default allows every action."""
+        return {agent: _all_actions_mask(self.action_space(agent)) for agent in self.agents}
+
+    def get_world_state(self, state: Any) -> jax.Array:
+        """Input of a centralised critic; default: every agent's flat observation, concatenated."""
+        obs = self.get_obs(state)
+        return jnp.concatenate([jnp.ravel(obs[agent]) for agent in self.agents])
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ----------------------------------------------------------------- provided
+    @partial(jax.jit, static_argnums=(0,), static_argnames=("with_terminal_obs",))
+    def step(
+        self,
+        key: jax.Array,
+        state: Any,
+        actions: Actions,
+        reset_state: Any | None = None,
+        *,
+        with_terminal_obs: bool = False,
+    ) -> StepResult:
+        """Step every agent, resetting the episode when ``dones["__all__"]``.
+
+        Args:
+            key: PRNG key; split into a step key and a reset key (JaxMARL's order).
+            state: current state.
+            actions: one action per agent, keyed by agent name.
+            reset_state: state to restart from when the episode ends (default: a fresh
+                ``reset``).
+            with_terminal_obs: also return the pre-reset observations in
+                ``infos["terminal_obs"]``.
+
+        Returns:
+            ``(obs, state, rewards, dones, infos)``; on the last step of an episode ``obs`` and
+            ``state`` already belong to the next episode while ``rewards`` and ``dones`` belong
+            to the finished one.
+        """
+        self.check_actions(actions)
+        step_key, reset_key = jax.random.split(key)
+        obs_step, state_step, rewards, dones, infos = self.step_env(step_key, state, actions)
+        infos = dict(infos)
+        terminated, truncated = self._episode_end(state_step, dones, infos)
+        infos["terminated"] = terminated
+        infos["truncated"] = truncated
+
+        if reset_state is None:
+            obs_reset, state_reset = self.reset(reset_key)
+        else:
+            state_reset = reset_state
+            obs_reset = self.get_obs(reset_state)
+
+        done = dones["__all__"]
+        # Select rather than cond: under vmap a cond becomes a select anyway.
+        next_state = jax.tree.map(lambda r, s: jnp.where(done, r, s), state_reset, state_step)
+        next_obs = jax.tree.map(lambda r, s: jnp.where(done, r, s), obs_reset, obs_step)
+        if with_terminal_obs:
+            infos["terminal_obs"] = obs_step
+        return next_obs, next_state, rewards, dones, infos
+
+    def _episode_end(
+        self, state: Any, dones: Dones, infos: Infos
+    ) -> tuple[jax.Array, jax.Array]:
+        done = jnp.asarray(dones["__all__"], dtype=jnp.bool_)
+        if "terminated" in infos:
+            terminated = jnp.asarray(infos["terminated"], dtype=jnp.bool_) & done
+            return terminated, done & ~terminated
+        if self.max_steps is None or not hasattr(state, "step"):
+            return done, jnp.zeros_like(done)
+        time_up = state.step >= self.max_steps
+        return done & ~time_up, done & time_up
+
+    def check_actions(self, actions: Actions) -> None:
+        """Raise a clear error for actions that do not fit the action spaces.
+
+        Runs on shapes and dtypes only, so it works on tracers and costs nothing at run time.
+        Out-of-range discrete values cannot be seen while tracing; each env documents what
+        it does with them.
+
+        Raises:
+            TypeError: ``actions`` is not a mapping, or an action has the wrong dtype kind.
+            ValueError: agents are missing or unknown, or an action has the wrong shape.
+        """
+        if not isinstance(actions, Mapping):
+            raise TypeError(
+                f"{self.name}.step expects actions as a dict keyed by agent name "
+                f"{self.agents}, got {type(actions).__name__}"
+            )
+        missing = [a for a in self.agents if a not in actions]
+        extra = [a for a in actions if a not in self.agents]
+        if missing or extra:
+            raise ValueError(
+                f"{self.name}.step: actions must have exactly one entry per agent "
+                f"{self.agents}; missing {missing}, unexpected {extra}"
+            )
+        for agent in self.agents:
+            _check_action(self.name, agent, self.action_space(agent), actions[agent])
+
+    @property
+    def name(self) -> str:
+        """Environment name (the class name)."""
+        return type(self).__name__
+
+    @property
+    def agent_classes(self) -> dict[str, list[str]]:
+        """Agents grouped by role: the name up to its last ``_`` (``adversary_0`` -> ``adversary``)."""
+        classes: dict[str, list[str]] = {}
+        for agent in self.agents:
+            role = agent.rsplit("_", 1)[0] if "_" in agent else agent
+            classes.setdefault(role, []).append(agent)
+        return classes
+
+
+def _all_actions_mask(space: spaces.Space) -> jax.Array:
+    if isinstance(space, spaces.Discrete):
+        return jnp.ones((space.n,), dtype=jnp.bool_)
+    if isinstance(space, spaces.MultiDiscrete):
+        return jnp.ones((int(np.sum(space.nvec)),), dtype=jnp.bool_)
+    return jnp.ones(space.shape, dtype=jnp.bool_)
+
+
+def _check_action(env_name: str, agent: str, space: spaces.Space, action: Any) -> None:
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        return  # structured action spaces check themselves in the env
+    shape = tuple(np.shape(action))
+    dtype = jnp.result_type(action)
+    expected = tuple(space.shape)
+    if shape != expected:
+        raise ValueError(
+            f"{env_name}.step: action for agent '{agent}' has shape {shape}, expected "
+            f"{expected} for {space!r}; pass one action per agent and jax.vmap the env for "
+            f"a batch of environments"
+        )
+    integer = isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
+    if integer and not jnp.issubdtype(dtype, jnp.integer):
+        raise TypeError(
+            f"{env_name}.step: action for agent '{agent}' has dtype {dtype}, expected an "
+            f"integer dtype for {space!r}; cast with .astype(jnp.int32)"
+        )
+    if not integer and not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(
+            f"{env_name}.step: action for agent '{agent}' has dtype {dtype}, expected a "
+            f"floating dtype for {space!r}; cast with .astype(jnp.float32)"
+        )
