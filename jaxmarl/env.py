@@ -151,9 +151,7 @@ class MultiAgentEnv:
             infos["terminal_obs"] = obs_step
         return next_obs, next_state, rewards, dones, infos
 
-    def _episode_end(
-        self, state: Any, dones: Dones, infos: Infos
-    ) -> tuple[jax.Array, jax.Array]:
+    def _episode_end(self, state: Any, dones: Dones, infos: Infos) -> tuple[jax.Array, jax.Array]:
         done = jnp.asarray(dones["__all__"], dtype=jnp.bool_)
         if "terminated" in infos:
             terminated = jnp.asarray(infos["terminated"], dtype=jnp.bool_) & done
@@ -196,7 +194,7 @@ class MultiAgentEnv:
 
     @property
     def agent_classes(self) -> dict[str, list[str]]:
-        """Agents grouped by role: the name up to its last ``_`` (``adversary_0`` -> ``adversary``)."""
+        """Agents grouped by role: a name up to its last ``_`` (``adversary_0``: ``adversary``)."""
         classes: dict[str, list[str]] = {}
         for agent in self.agents:
             role = agent.rsplit("_", 1)[0] if "_" in agent else agent

@@ -119,6 +119,5 @@ def _check_keywords(env_id: str, constructor: Callable[..., Any], kwargs: dict) 
             close = difflib.get_close_matches(name, accepted, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
             raise TypeError(
-                f"{env_id} got an unknown argument {name!r}{hint} (it takes: "
-                f"{', '.join(accepted)})"
+                f"{env_id} got an unknown argument {name!r}{hint} (it takes: {', '.join(accepted)})"
             )

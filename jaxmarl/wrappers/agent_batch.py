@@ -1,0 +1,208 @@
+"""The one agent-batching utility: per-agent dicts <-> arrays with an agent axis.
+
+Environments speak dicts keyed by agent name; networks want one array with an agent axis so
+that parameters can be shared by ``vmap`` over it. ``AgentBatch`` converts both ways and, where
+agents differ, pads to the largest size and keeps masks:
+
+* observations ``{agent: [..., *obs_shape_i]}`` -> ``[..., A, *obs_shape]`` zero-padded, with
+  ``obs_mask`` ``[A, *obs_shape]`` marking real features, optionally with a one-hot agent id
+  appended (flat observations);
+* available actions ``{agent: [..., n_i]}`` -> ``[..., A, n]`` with padded actions unavailable;
+* actions ``[..., A]`` (discrete) or ``[..., A, d]`` (continuous) -> ``{agent: action}``, each
+  sliced back to its agent's action size;
+* per-agent scalars (rewards, dones) ``{agent: [...]}`` <-> ``[..., A]``.
+
+Leading batch axes (``...``) are kept as they are, so the same object serves a single env, a
+vmapped batch ``[B]`` and a trajectory ``[T, B]``. Every learner uses this and nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmarl import spaces
+from jaxmarl.env import MultiAgentEnv
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentBatch:
+    """Static description of how a set of agents is stacked (hashable, safe to close over).
+
+    Attributes:
+        agents: agent names in stacking order.
+        obs_shapes: each agent's own observation shape.
+        obs_shape: padded per-agent observation shape (the largest along every axis), before
+            the optional agent id.
+        discrete: whether actions are discrete (all agents must agree).
+        action_sizes: number of discrete actions, or continuous action dimension, per agent.
+        agent_id: whether ``stack_obs`` appends a one-hot agent id (flat observations only).
+    """
+
+    agents: tuple[str, ...]
+    obs_shapes: tuple[tuple[int, ...], ...]
+    obs_shape: tuple[int, ...]
+    discrete: bool
+    action_sizes: tuple[int, ...]
+    agent_id: bool = False
+
+    @classmethod
+    def from_env(
+        cls, env: MultiAgentEnv, agent_id: bool = False, agents: Sequence[str] | None = None
+    ) -> AgentBatch:
+        """Read the spaces of ``env`` (or of the given subset of its ``agents``).
+
+        Raises:
+            ValueError: observations of different ranks, a mix of discrete and continuous
+                action spaces, an unsupported space type, or ``agent_id`` with
+                non-flat observations.
+        """
+        names = tuple(agents if agents is not None else env.agents)
+        obs_shapes = tuple(tuple(env.observation_space(a).shape) for a in names)
+        ranks = {len(s) for s in obs_shapes}
+        if len(ranks) != 1:
+            raise ValueError(
+                f"cannot stack observations of different ranks {dict(zip(names, obs_shapes))}; "
+                f"flatten them in the env or stack the agent groups separately"
+            )
+        obs_shape = tuple(int(max(dims)) for dims in zip(*obs_shapes))
+        if agent_id and len(obs_shape) != 1:
+            raise ValueError(
+                f"agent_id=True appends a one-hot id to flat observations, but observations "
+                f"have shape {obs_shape}; use AgentBatch.agent_ids() as a separate input"
+            )
+        kinds, sizes = [], []
+        for agent in names:
+            space = env.action_space(agent)
+            if isinstance(space, spaces.Discrete):
+                kinds.append(True)
+                sizes.append(space.n)
+            elif isinstance(space, spaces.Box) and len(space.shape) == 1:
+                kinds.append(False)
+                sizes.append(space.shape[0])
+            else:
+                raise ValueError(
+                    f"agent '{agent}' has action space {space!r}; AgentBatch supports "
+                    f"Discrete and 1-D Box action spaces"
+                )
+        if len(set(kinds)) != 1:
+            raise ValueError(
+                "cannot stack agents with both discrete and continuous action spaces; "
+                "stack each group separately (AgentBatch.from_env(env, agents=[...]))"
+            )
+        return cls(
+            agents=names,
+            obs_shapes=obs_shapes,
+            obs_shape=obs_shape,
+            discrete=kinds[0],
+            action_sizes=tuple(int(s) for s in sizes),
+            agent_id=agent_id,
+        )
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def num_actions(self) -> int:
+        """Padded action size: the most discrete actions, or the largest action dimension."""
+        return max(self.action_sizes)
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        """Per-agent shape of ``stack_obs`` output (agent id included)."""
+        if self.agent_id:
+            return (self.obs_shape[0] + self.num_agents,)
+        return self.obs_shape
+
+    @property
+    def homogeneous(self) -> bool:
+        """True when no padding is needed."""
+        return len(set(self.obs_shapes)) == 1 and len(set(self.action_sizes)) == 1
+
+    def obs_mask(self) -> jax.Array:
+        """``[A, *input_shape]`` bool: real (not padded) observation features."""
+        masks = []
+        for shape in self.obs_shapes:
+            real = np.zeros(self.obs_shape, dtype=bool)
+            real[tuple(slice(0, d) for d in shape)] = True
+            if self.agent_id:
+                real = np.concatenate([real, np.ones(self.num_agents, dtype=bool)])
+            masks.append(real)
+        return jnp.asarray(np.stack(masks))
+
+    def action_mask(self) -> jax.Array:
+        """``[A, num_actions]`` bool: actions (or action dims) that exist for each agent."""
+        mask = np.arange(self.num_actions)[None, :] < np.asarray(self.action_sizes)[:, None]
+        return jnp.asarray(mask)
+
+    def agent_ids(self) -> jax.Array:
+        """``[A, A]`` float32 one-hot agent ids."""
+        return jnp.eye(self.num_agents, dtype=jnp.float32)
+
+    # ------------------------------------------------------------------ dict -> array
+    def stack_obs(self, obs: Mapping[str, jax.Array]) -> jax.Array:
+        """``{agent: [..., *obs_shape_i]}`` -> ``[..., A, *input_shape]`` float32."""
+        rank = len(self.obs_shape)
+        padded = []
+        for agent, shape in zip(self.agents, self.obs_shapes):
+            value = jnp.asarray(obs[agent], dtype=jnp.float32)
+            if tuple(value.shape[value.ndim - rank :]) != shape:
+                raise ValueError(
+                    f"observation of agent '{agent}' has shape {value.shape}, expected trailing "
+                    f"shape {shape}"
+                )
+            lead = value.ndim - rank
+            pad = [(0, 0)] * lead + [(0, full - d) for full, d in zip(self.obs_shape, shape)]
+            padded.append(jnp.pad(value, pad) if any(p[1] for p in pad) else value)
+        stacked = jnp.stack(padded, axis=-rank - 1)
+        if self.agent_id:
+            ids = jnp.broadcast_to(self.agent_ids(), stacked.shape[:-1] + (self.num_agents,))
+            stacked = jnp.concatenate([stacked, ids], axis=-1)
+        return stacked
+
+    def stack_avail_actions(self, avail: Mapping[str, jax.Array]) -> jax.Array:
+        """``{agent: [..., n_i]}`` -> ``[..., A, num_actions]`` bool; padded actions False."""
+        padded = []
+        for agent, size in zip(self.agents, self.action_sizes):
+            value = jnp.asarray(avail[agent]).astype(jnp.bool_)
+            pad = [(0, 0)] * (value.ndim - 1) + [(0, self.num_actions - size)]
+            padded.append(jnp.pad(value, pad, constant_values=False))
+        return jnp.stack(padded, axis=-2)
+
+    def stack(self, values: Mapping[str, jax.Array]) -> jax.Array:
+        """Per-agent scalars ``{agent: [...]}`` (rewards, dones) -> ``[..., A]``."""
+        return jnp.stack([jnp.asarray(values[agent]) for agent in self.agents], axis=-1)
+
+    # ------------------------------------------------------------------ array -> dict
+    def unstack(self, values: jax.Array) -> dict[str, jax.Array]:
+        """``[..., A]`` -> ``{agent: [...]}``."""
+        return {agent: values[..., i] for i, agent in enumerate(self.agents)}
+
+    def unstack_actions(self, actions: jax.Array) -> dict[str, jax.Array]:
+        """Actions ``[..., A]`` (discrete, int32) or ``[..., A, num_actions]`` (continuous).
+
+        Continuous actions are sliced back to each agent's own dimension.
+        """
+        if self.discrete:
+            actions = jnp.asarray(actions).astype(jnp.int32)
+            return {agent: actions[..., i] for i, agent in enumerate(self.agents)}
+        return {
+            agent: actions[..., i, :size]
+            for i, (agent, size) in enumerate(zip(self.agents, self.action_sizes))
+        }
+
+    def avail_actions(self, env: MultiAgentEnv, state: Any) -> jax.Array:
+        """Stacked available actions of one env state: ``[A, num_actions]`` bool."""
+        return self.stack_avail_actions(env.get_avail_actions(state))
+
+    def world_state(self, env: MultiAgentEnv, state: Any) -> jax.Array:
+        """The env's world state repeated for every agent: ``[A, world_state_size]``."""
+        world = jnp.ravel(env.get_world_state(state))
+        return jnp.broadcast_to(world, (self.num_agents,) + world.shape)

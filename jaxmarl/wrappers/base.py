@@ -1,0 +1,32 @@
+"""The wrapper base class: forwards everything it does not override to the wrapped env."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxmarl.env import MultiAgentEnv
+
+
+class Wrapper:
+    """Wraps an environment; attribute access falls through to it (``wrapper.agents`` ...).
+
+    A wrapper that changes the state type keeps the wrapped state in ``state.env_state`` and
+    overrides the methods that take a state.
+    """
+
+    def __init__(self, env: MultiAgentEnv):
+        self._env = env
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when normal lookup fails, so overridden methods win.
+        if name == "_env":
+            raise AttributeError(name)
+        return getattr(self._env, name)
+
+    @property
+    def unwrapped(self) -> MultiAgentEnv:
+        env = self._env
+        return env.unwrapped if isinstance(env, Wrapper) else env
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._env!r})"

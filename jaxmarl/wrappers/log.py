@@ -1,0 +1,118 @@
+"""``LogWrapper``: episode returns and lengths, reported in ``infos`` (JaxMARL's keys).
+
+Returns are the raw sums of the env's rewards (no rescaling). Per-env extras such as win rates
+come from the env's own ``infos``, not from further log wrappers.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from jaxmarl.env import MultiAgentEnv
+from jaxmarl.typing import Actions
+from jaxmarl.wrappers.base import Wrapper
+
+
+@struct.dataclass
+class LogEnvState:
+    """State of ``LogWrapper``.
+
+    Attributes:
+        env_state: the wrapped env's state.
+        episode_returns: ``[num_agents]`` float32, return so far in the running episode.
+        episode_lengths: ``[num_agents]`` int32, steps so far in the running episode.
+        returned_episode_returns: ``[num_agents]`` float32, return of the last finished episode.
+        returned_episode_lengths: ``[num_agents]`` int32, length of the last finished episode.
+    """
+
+    env_state: Any
+    episode_returns: jax.Array
+    episode_lengths: jax.Array
+    returned_episode_returns: jax.Array
+    returned_episode_lengths: jax.Array
+
+
+class LogWrapper(Wrapper):
+    """Tracks episode returns and lengths per agent.
+
+    ``infos`` gains ``returned_episode`` (``[num_agents]`` bool, the episode ended this step),
+    ``returned_episode_returns`` (``[num_agents]`` float32) and ``returned_episode_lengths``
+    (``[num_agents]`` int32), holding the last finished episode's values. Average the returns
+    where ``returned_episode`` is true to get episode statistics.
+
+    Args:
+        env: the environment.
+        replace_info: drop the env's own infos (keeping ``terminated``/``truncated``).
+    """
+
+    def __init__(self, env: MultiAgentEnv, replace_info: bool = False):
+        super().__init__(env)
+        self.replace_info = replace_info
+
+    @partial(jax.jit, static_argnums=(0,))
+    def reset(self, key: jax.Array) -> tuple[dict, LogEnvState]:
+        obs, env_state = self._env.reset(key)
+        zeros_f = jnp.zeros((self._env.num_agents,), dtype=jnp.float32)
+        zeros_i = jnp.zeros((self._env.num_agents,), dtype=jnp.int32)
+        state = LogEnvState(
+            env_state=env_state,
+            episode_returns=zeros_f,
+            episode_lengths=zeros_i,
+            returned_episode_returns=zeros_f,
+            returned_episode_lengths=zeros_i,
+        )
+        return obs, state
+
+    @partial(jax.jit, static_argnums=(0,), static_argnames=("with_terminal_obs",))
+    def step(
+        self,
+        key: jax.Array,
+        state: LogEnvState,
+        actions: Actions,
+        reset_state: Any | None = None,
+        *,
+        with_terminal_obs: bool = False,
+    ):
+        obs, env_state, rewards, dones, infos = self._env.step(
+            key, state.env_state, actions, reset_state, with_terminal_obs=with_terminal_obs
+        )
+        episode_done = dones["__all__"]
+        reward_vector = jnp.stack(
+            [jnp.asarray(rewards[agent], dtype=jnp.float32) for agent in self._env.agents]
+        )
+        returns = state.episode_returns + reward_vector
+        lengths = state.episode_lengths + 1
+        state = LogEnvState(
+            env_state=env_state,
+            episode_returns=jnp.where(episode_done, 0.0, returns),
+            episode_lengths=jnp.where(episode_done, 0, lengths),
+            returned_episode_returns=jnp.where(
+                episode_done, returns, state.returned_episode_returns
+            ),
+            returned_episode_lengths=jnp.where(
+                episode_done, lengths, state.returned_episode_lengths
+            ),
+        )
+        if self.replace_info:
+            kept = ("terminated", "truncated", "terminal_obs")
+            infos = {name: infos[name] for name in kept if name in infos}
+        else:
+            infos = dict(infos)
+        infos["returned_episode_returns"] = state.returned_episode_returns
+        infos["returned_episode_lengths"] = state.returned_episode_lengths
+        infos["returned_episode"] = jnp.full((self._env.num_agents,), episode_done)
+        return obs, state, rewards, dones, infos
+
+    def get_obs(self, state: LogEnvState):
+        return self._env.get_obs(state.env_state)
+
+    def get_avail_actions(self, state: LogEnvState):
+        return self._env.get_avail_actions(state.env_state)
+
+    def get_world_state(self, state: LogEnvState):
+        return self._env.get_world_state(state.env_state)
