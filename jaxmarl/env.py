@@ -233,3 +233,21 @@ def _check_action(env_name: str, agent: str, space: spaces.Space, action: Any) -
             f"{env_name}.step: action for agent '{agent}' has dtype {dtype}, expected a "
             f"floating dtype for {space!r}; cast with .astype(jnp.float32)"
         )
+
+
+def random_actions(env: MultiAgentEnv, key: jax.Array, state: Any) -> Actions:
+    """One uniformly random valid action per agent (discrete: among the available actions).
+
+    Works under ``jit`` and ``vmap``; keys are split per agent.
+    """
+    avail = env.get_avail_actions(state)
+    keys = jax.random.split(key, env.num_agents)
+    actions = {}
+    for agent_key, agent in zip(keys, env.agents):
+        space = env.action_space(agent)
+        if isinstance(space, spaces.Discrete):
+            logits = jnp.where(avail[agent], 0.0, -jnp.inf)
+            actions[agent] = jax.random.categorical(agent_key, logits).astype(space.dtype)
+        else:
+            actions[agent] = space.sample(agent_key)
+    return actions

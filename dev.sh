@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# One entry point for people and CI. Every command sets up .venv first (only when needed).
+#   bash dev.sh run    set up, then run the main job (see README)
+#   bash dev.sh test   set up, then run the test suite
+#   bash dev.sh lint   set up, then ruff
+#   bash dev.sh setup  set up only
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+VENV=.venv
+
+setup() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PYTHON" -m venv "$VENV"
+  fi
+  # Reinstall only when the package metadata changed since the last install.
+  local stamp="$VENV/.jaxmarl-install-stamp"
+  local want
+  want=$(cat pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    "$VENV/bin/python" -m pip install -q --upgrade pip
+    "$VENV/bin/python" -m pip install -q -e '.[dev]'
+    echo "$want" > "$stamp"
+  fi
+}
+
+cmd=${1:-help}
+shift || true
+case "$cmd" in
+  setup) setup ;;
+  run)
+    setup
+    "$VENV/bin/python" -m jaxmarl.random_rollout "$@"
+    ;;
+  test)
+    setup
+    "$VENV/bin/python" -m pytest "$@"
+    ;;
+  lint)
+    setup
+    "$VENV/bin/ruff" check .
+    "$VENV/bin/ruff" format --check .
+    ;;
+  *)
+    sed -n 2,7p "$0"
+    exit 2
+    ;;
+esac

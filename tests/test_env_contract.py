@@ -1,0 +1,215 @@
+"""The environment contract, checked on every registered id with no exclusion list.
+
+For each env: jit equals eager; vmap equals a loop; the same key gives the same trajectory and
+different keys give different resets; observations lie in their declared spaces (shape, dtype,
+bounds); values are finite; shapes, dtypes and weak types are stable across steps; ``step``
+does not retrace; episodes end at the time limit with ``truncated`` and an auto-reset; a given
+``reset_state`` is honoured; ``with_terminal_obs`` returns the pre-reset observations.
+
+One jitted rollout per env id is shared by the checks (compiling dominates the cost).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmarl
+from jaxmarl.env import random_actions
+
+ENV_IDS = list(jaxmarl.registered_envs)
+ROLLOUT_STEPS = 40
+BATCH = 3
+
+
+@functools.cache
+def make_env(env_id):
+    return jaxmarl.make(env_id)
+
+
+@functools.cache
+def rollout_fn(env_id):
+    """``key -> (first obs, first state, per-step outputs [T, ...])`` for one env, jitted."""
+    env = make_env(env_id)
+
+    def rollout(key):
+        reset_key, key = jax.random.split(key)
+        obs, state = env.reset(reset_key)
+
+        def body(carry, step_key):
+            obs, state = carry
+            action_key, step_key = jax.random.split(step_key)
+            actions = random_actions(env, action_key, state)
+            next_obs, next_state, rewards, dones, infos = env.step(step_key, state, actions)
+            out = dict(
+                obs=obs,
+                state=state,
+                actions=actions,
+                rewards=rewards,
+                dones=dones,
+                terminated=infos["terminated"],
+                truncated=infos["truncated"],
+            )
+            return (next_obs, next_state), out
+
+        _, trajectory = jax.lax.scan(body, (obs, state), jax.random.split(key, ROLLOUT_STEPS))
+        return obs, state, trajectory
+
+    return jax.jit(rollout)
+
+
+@functools.cache
+def batched_rollouts(env_id):
+    keys = jax.random.split(jax.random.key(42), BATCH)
+    return keys, jax.jit(jax.vmap(rollout_fn(env_id)))(keys)
+
+
+@pytest.fixture(params=ENV_IDS)
+def env_id(request):
+    return request.param
+
+
+def _signature(tree):
+    return jax.tree.map(lambda x: (x.shape, x.dtype, getattr(x, "weak_type", False)), tree)
+
+
+def test_api_surface(env_id):
+    env = make_env(env_id)
+    assert env.num_agents == len(env.agents) > 0
+    assert isinstance(env.name, str) and env.name
+    classes = env.agent_classes
+    assert sorted(a for group in classes.values() for a in group) == sorted(env.agents)
+    obs, state = jax.jit(env.reset)(jax.random.key(0))
+    assert list(obs) == env.agents or set(obs) == set(env.agents)
+    actions = random_actions(env, jax.random.key(1), state)
+    obs, state, rewards, dones, infos = jax.jit(env.step)(jax.random.key(2), state, actions)
+    assert set(obs) == set(env.agents) and set(rewards) == set(env.agents)
+    assert set(dones) == set(env.agents) | {"__all__"}
+    for flag in ("terminated", "truncated"):
+        assert infos[flag].dtype == jnp.bool_ and infos[flag].shape == dones["__all__"].shape
+    avail = env.get_avail_actions(state)
+    assert set(avail) == set(env.agents)
+    world = env.get_world_state(state)
+    assert world.ndim >= 1 and jnp.issubdtype(world.dtype, jnp.floating)
+
+
+def test_observations_in_spaces_and_finite(env_id):
+    env = make_env(env_id)
+    _, (first_obs, first_state, trajectory) = batched_rollouts(env_id)
+    for agent in env.agents:
+        space = env.observation_space(agent)
+        obs = trajectory["obs"][agent]  # [B, T, *shape]
+        assert obs.shape[2:] == tuple(space.shape), (agent, obs.shape, space)
+        assert obs.dtype == space.dtype, (agent, obs.dtype, space.dtype)
+        inside = jax.vmap(jax.vmap(space.contains))(obs)
+        assert bool(inside.all()), f"{agent}: observation outside {space!r}"
+        action_space = env.action_space(agent)
+        assert bool(jax.vmap(jax.vmap(action_space.contains))(trajectory["actions"][agent]).all())
+    chex.assert_tree_all_finite(trajectory["rewards"])
+    chex.assert_tree_all_finite(jax.tree.map(lambda x: x.astype(jnp.float32), trajectory["obs"]))
+    float_state = [x for x in jax.tree.leaves(trajectory["state"]) if x.dtype == jnp.float32]
+    chex.assert_tree_all_finite(float_state)
+    for agent in env.agents:
+        assert trajectory["rewards"][agent].dtype == jnp.float32
+
+
+def test_dtypes_shapes_and_weak_types_stable(env_id):
+    env = make_env(env_id)
+    obs0, state0 = env.reset(jax.random.key(3))
+    actions = random_actions(env, jax.random.key(4), state0)
+    obs1, state1, rewards, dones, infos = env.step(jax.random.key(5), state0, actions)
+    assert _signature(state0) == _signature(state1)
+    assert _signature(obs0) == _signature(obs1)
+    for leaf in jax.tree.leaves((state1, obs1, rewards, dones)):
+        assert not leaf.weak_type, "weak-typed leaf (a Python scalar leaked into the pytree)"
+        assert leaf.dtype != jnp.float64
+
+
+def test_same_key_same_trajectory_different_keys_differ(env_id):
+    keys, first = batched_rollouts(env_id)
+    again = jax.jit(jax.vmap(rollout_fn(env_id)))(keys)
+    chex.assert_trees_all_equal(first, again)
+    # Different keys give different initial states (entity positions, targets, ...).
+    states = first[1]
+    leaves = [x for x in jax.tree.leaves(states) if x.dtype == jnp.float32 and x.size > BATCH]
+    assert leaves, "no continuous state to compare"
+    assert any(not np.array_equal(leaf[0], leaf[1]) for leaf in leaves)
+
+
+def test_jit_equals_eager(env_id):
+    env = make_env(env_id)
+    key = jax.random.key(6)
+    obs, state = jax.jit(env.reset)(key)
+    actions = random_actions(env, jax.random.key(7), state)
+    jitted = jax.jit(env.step)(jax.random.key(8), state, actions)
+    with jax.disable_jit():
+        eager_reset = env.reset(key)
+        eager = env.step(jax.random.key(8), state, actions)
+    chex.assert_trees_all_close((obs, state), eager_reset, rtol=1e-5, atol=1e-5)
+    chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
+
+
+def test_vmap_equals_loop(env_id):
+    env = make_env(env_id)
+    keys = jax.random.split(jax.random.key(9), 3)
+    obs, state = jax.vmap(env.reset)(keys)
+    actions = jax.vmap(functools.partial(random_actions, env))(keys, state)
+    batched = jax.jit(jax.vmap(env.step))(keys, state, actions)
+    step = jax.jit(env.step)
+    for i in range(3):
+        pick = lambda tree: jax.tree.map(lambda x: x[i], tree)
+        single = step(keys[i], pick(state), pick(actions))
+        chex.assert_trees_all_close(pick(batched), single, rtol=1e-5, atol=1e-5)
+
+
+def test_step_does_not_retrace(env_id):
+    env = make_env(env_id)
+    traced = chex.assert_max_traces(n=1)(lambda k, s, a: env.step(k, s, a))
+    step = jax.jit(traced)
+    _, state = env.reset(jax.random.key(10))
+    for i in range(3):
+        actions = random_actions(env, jax.random.key(11 + i), state)
+        _, state, *_ = step(jax.random.key(20 + i), state, actions)
+    chex.clear_trace_counter()
+
+
+def test_time_limit_truncates_and_resets(env_id):
+    env = make_env(env_id)
+    assert env.max_steps is not None and env.max_steps <= ROLLOUT_STEPS, (
+        "the contract test rolls ROLLOUT_STEPS steps; raise it for longer episodes"
+    )
+    _, (_, _, trajectory) = batched_rollouts(env_id)
+    done = np.asarray(trajectory["dones"]["__all__"])  # [B, T]
+    truncated = np.asarray(trajectory["truncated"])
+    terminated = np.asarray(trajectory["terminated"])
+    np.testing.assert_array_equal(done, truncated | terminated)
+    assert not (truncated & terminated).any()
+    steps = np.asarray(trajectory["state"].step)  # step counter before each step
+    # The counter restarts at 0 right after every episode end.
+    np.testing.assert_array_equal(steps[:, 1:][done[:, :-1]], 0)
+    # Without a real termination the episode is truncated exactly at max_steps.
+    by_time = truncated & (steps + 1 == env.max_steps)
+    np.testing.assert_array_equal(truncated, by_time)
+    if not terminated.any():
+        assert truncated[:, env.max_steps - 1].all()
+
+
+def test_reset_state_and_terminal_obs(env_id):
+    env = make_env(env_id)
+    _, state = env.reset(jax.random.key(30))
+    last = state.replace(step=jnp.asarray(env.max_steps - 1, dtype=state.step.dtype))
+    _, fixed = env.reset(jax.random.key(31))
+    actions = random_actions(env, jax.random.key(32), last)
+    obs, next_state, _, dones, infos = jax.jit(env.step, static_argnames="with_terminal_obs")(
+        jax.random.key(33), last, actions, fixed, with_terminal_obs=True
+    )
+    assert bool(dones["__all__"])
+    chex.assert_trees_all_equal(next_state, fixed)
+    chex.assert_trees_all_close(obs, env.get_obs(fixed), rtol=1e-6)
+    pre_reset = env.step_env(jax.random.split(jax.random.key(33))[0], last, actions)[0]
+    chex.assert_trees_all_close(infos["terminal_obs"], pre_reset, rtol=1e-6, atol=1e-6)
