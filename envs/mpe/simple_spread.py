@@ -1,0 +1,115 @@
+"""``MPE_simple_spread_v3``: N agents cover N landmarks without bumping into each other."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxmarl.envs.mpe._world import (
+    DISCRETE_ACT,
+    MAX_STEPS,
+    MPEBase,
+    State,
+    check_count,
+    check_ratio,
+    drop_diagonal,
+)
+
+from jaxmarl.typing import Observations
+
+
+class SimpleSpreadMPE(MPEBase):
+    """Cooperative coverage; mpe2 ``simple_spread_v3``.
+
+    Agents: ``agent_0 .. agent_{N-1}`` (size 0.15, collide); landmarks ``landmark 0 ..``
+    (size 0.05, no collisions). ``dim_c = 2`` but every agent is silent.
+
+    Observation ``[4 + 2L + 4(N-1)]`` float32 (18 for N = L = 3): own velocity (2), own
+    position (2), landmark positions relative to the agent (2L), other agents' relative
+    positions (2(N-1), agent order without self), other agents' messages (2(N-1), all zero).
+
+    Action: ``Discrete(5)`` or ``Box(0, 1, (5,))``.
+
+    Reward: ``global * (1 - local_ratio) + local * local_ratio`` with
+    ``global = -sum_l min_a ||p_a - p_l||`` (shared) and ``local = -(number of other agents
+    the agent overlaps)``.
+
+    Episode: truncated after ``max_steps`` steps; never terminated.
+
+    State: ``goal`` is ``[0]`` int32 (unused).
+
+    Example::
+
+        env = SimpleSpreadMPE(num_agents=3)
+        obs, state = env.reset(jax.random.key(0))
+        actions = {a: jnp.int32(0) for a in env.agents}
+        obs, state, rewards, dones, infos = env.step(jax.random.key(1), state, actions)
+    """
+
+    def __init__(
+        self,
+        num_agents: int = 3,
+        num_landmarks: int = 3,
+        local_ratio: float = 0.5,
+        action_type: str = DISCRETE_ACT,
+        max_steps: int = MAX_STEPS,
+    ) -> None:
+        num_agents = check_count("num_agents", num_agents, 1)
+        num_landmarks = check_count("num_landmarks", num_landmarks, 1)
+        self.local_ratio = check_ratio("local_ratio", local_ratio)
+        agents = [f"agent_{i}" for i in range(num_agents)]
+        landmarks = [f"landmark {i}" for i in range(num_landmarks)]
+        obs_dim = 4 + 2 * num_landmarks + 4 * (num_agents - 1)
+        self._build(
+            agents=agents,
+            landmarks=landmarks,
+            action_type=action_type,
+            max_steps=max_steps,
+            dim_c=2,
+            obs_dims={a: obs_dim for a in agents},
+            agent_size=0.15,
+            agent_collide=True,
+            colours=[(0.35, 0.35, 0.85)] * num_agents + [(0.25, 0.25, 0.25)] * num_landmarks,
+        )
+
+    @partial(jax.jit, static_argnums=(0,))
+    def get_obs(self, state: State) -> Observations:
+        n = self.num_agents
+        pos = state.p_pos[:n]
+        landmark_rel = state.p_pos[None, n:] - pos[:, None]
+        other_rel = drop_diagonal(pos[None, :] - pos[:, None])
+        other_comm = drop_diagonal(jnp.broadcast_to(state.c[None], (n, n, self.dim_c)))
+        obs = jnp.concatenate(
+            [
+                state.p_vel[:n],
+                pos,
+                landmark_rel.reshape(n, -1),
+                other_rel.reshape(n, -1),
+                other_comm.reshape(n, -1),
+            ],
+            axis=1,
+        )
+        return self._split(obs)
+
+    def _rewards(self, state: State) -> jax.Array:
+        n = self.num_agents
+        pos = state.p_pos[:n]
+        to_landmarks = state.p_pos[None, n:] - pos[:, None]  # [agents, landmarks, 2]
+        dist = jnp.sqrt(jnp.sum(jnp.square(to_landmarks), axis=-1))
+        global_reward = -jnp.sum(jnp.min(dist, axis=0))
+        apart = pos[:, None] - pos[None, :]
+        agent_dist = jnp.sqrt(jnp.sum(jnp.square(apart), axis=-1))
+        overlap = (agent_dist < self._pair_dist_min) & self._not_self
+        local_reward = -jnp.sum(overlap, axis=1).astype(jnp.float32)
+        return global_reward * (1.0 - self.local_ratio) + local_reward * self.local_ratio
+
+    @property
+    def _pair_dist_min(self):
+        n = self.num_agents
+        return self.rad[:n, None] + self.rad[None, :n]
+
+    @property
+    def _not_self(self):
+        return ~np.eye(self.num_agents, dtype=bool)
