@@ -6,13 +6,25 @@ Build them with ``jaxmarl.make("MPE_simple_spread_v3", ...)`` or the classes bel
 
 from jaxmarl.envs.mpe._world import CONTINUOUS_ACT, DISCRETE_ACT, MPEBase, State
 from jaxmarl.envs.mpe.simple import SimpleMPE
+from jaxmarl.envs.mpe.simple_adversary import SimpleAdversaryMPE
+from jaxmarl.envs.mpe.simple_crypto import SimpleCryptoMPE
+from jaxmarl.envs.mpe.simple_push import SimplePushMPE
+from jaxmarl.envs.mpe.simple_reference import SimpleReferenceMPE
+from jaxmarl.envs.mpe.simple_speaker_listener import SimpleSpeakerListenerMPE
 from jaxmarl.envs.mpe.simple_spread import SimpleSpreadMPE
+from jaxmarl.envs.mpe.simple_tag import SimpleTagMPE
 
 __all__ = [
     "CONTINUOUS_ACT",
     "DISCRETE_ACT",
     "MPEBase",
+    "SimpleAdversaryMPE",
+    "SimpleCryptoMPE",
     "SimpleMPE",
+    "SimplePushMPE",
+    "SimpleReferenceMPE",
+    "SimpleSpeakerListenerMPE",
     "SimpleSpreadMPE",
+    "SimpleTagMPE",
     "State",
 ]
