@@ -13,6 +13,7 @@ from jaxmarl.envs.mpe.simple_reference import SimpleReferenceMPE
 from jaxmarl.envs.mpe.simple_speaker_listener import SimpleSpeakerListenerMPE
 from jaxmarl.envs.mpe.simple_spread import SimpleSpreadMPE
 from jaxmarl.envs.mpe.simple_tag import SimpleTagMPE
+from jaxmarl.envs.mpe.simple_world_comm import SimpleWorldCommMPE
 
 __all__ = [
     "CONTINUOUS_ACT",
@@ -26,5 +27,6 @@ __all__ = [
     "SimpleSpeakerListenerMPE",
     "SimpleSpreadMPE",
     "SimpleTagMPE",
+    "SimpleWorldCommMPE",
     "State",
 ]
