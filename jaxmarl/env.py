@@ -10,8 +10,9 @@ ending the episode and ``step`` resetting automatically. What this contract adds
   that can end an episode for a reason other than its time limit reports
   ``infos["terminated"]`` from ``step_env``; otherwise the base class derives both from
   ``state.step >= self.max_steps``. ``dones["__all__"] == terminated | truncated`` always.
-* ``step(..., with_terminal_obs=True)`` puts the pre-reset observations of the step in
-  ``infos["terminal_obs"]`` (opt-in because it doubles observation memory).
+* ``step(..., with_terminal_obs=True)`` puts the pre-reset observations and state of the step
+  in ``infos["terminal_obs"]`` and ``infos["terminal_state"]`` (opt-in because it doubles
+  observation memory), so learners can bootstrap truncated episodes from the true last state.
 * Actions are checked while tracing (before anything compiles): missing or extra agents, a
   wrong shape or a wrong dtype kind raise an error naming the agent, the expected and the given.
 
@@ -121,8 +122,8 @@ class MultiAgentEnv:
             actions: one action per agent, keyed by agent name.
             reset_state: state to restart from when the episode ends (default: a fresh
                 ``reset``).
-            with_terminal_obs: also return the pre-reset observations in
-                ``infos["terminal_obs"]``.
+            with_terminal_obs: also return the pre-reset observations and state in
+                ``infos["terminal_obs"]`` and ``infos["terminal_state"]``.
 
         Returns:
             ``(obs, state, rewards, dones, infos)``; on the last step of an episode ``obs`` and
@@ -149,6 +150,7 @@ class MultiAgentEnv:
         next_obs = jax.tree.map(lambda r, s: jnp.where(done, r, s), obs_reset, obs_step)
         if with_terminal_obs:
             infos["terminal_obs"] = obs_step
+            infos["terminal_state"] = state_step
         return next_obs, next_state, rewards, dones, infos
 
     def _episode_end(self, state: Any, dones: Dones, infos: Infos) -> tuple[jax.Array, jax.Array]:

@@ -42,6 +42,8 @@ class AgentBatch:
         discrete: whether actions are discrete (all agents must agree).
         action_sizes: number of discrete actions, or continuous action dimension, per agent.
         agent_id: whether ``stack_obs`` appends a one-hot agent id (flat observations only).
+        action_low / action_high: continuous action bounds per padded dimension (the
+            tightest over agents); empty for discrete actions.
     """
 
     agents: tuple[str, ...]
@@ -50,6 +52,8 @@ class AgentBatch:
     discrete: bool
     action_sizes: tuple[int, ...]
     agent_id: bool = False
+    action_low: tuple[float, ...] = ()
+    action_high: tuple[float, ...] = ()
 
     @classmethod
     def from_env(
@@ -76,7 +80,7 @@ class AgentBatch:
                 f"agent_id=True appends a one-hot id to flat observations, but observations "
                 f"have shape {obs_shape}; use AgentBatch.agent_ids() as a separate input"
             )
-        kinds, sizes = [], []
+        kinds, sizes, lows, highs = [], [], [], []
         for agent in names:
             space = env.action_space(agent)
             if isinstance(space, spaces.Discrete):
@@ -85,6 +89,8 @@ class AgentBatch:
             elif isinstance(space, spaces.Box) and len(space.shape) == 1:
                 kinds.append(False)
                 sizes.append(space.shape[0])
+                lows.append(np.asarray(space.low, dtype=np.float32))
+                highs.append(np.asarray(space.high, dtype=np.float32))
             else:
                 raise ValueError(
                     f"agent '{agent}' has action space {space!r}; AgentBatch supports "
@@ -95,6 +101,14 @@ class AgentBatch:
                 "cannot stack agents with both discrete and continuous action spaces; "
                 "stack each group separately (AgentBatch.from_env(env, agents=[...]))"
             )
+        low, high = (), ()
+        if not kinds[0]:
+            width = max(sizes)
+            pad = lambda bounds, fill: [
+                np.pad(b, (0, width - b.size), constant_values=fill) for b in bounds
+            ]
+            low = tuple(float(v) for v in np.max(pad(lows, -np.inf), axis=0))
+            high = tuple(float(v) for v in np.min(pad(highs, np.inf), axis=0))
         return cls(
             agents=names,
             obs_shapes=obs_shapes,
@@ -102,6 +116,8 @@ class AgentBatch:
             discrete=kinds[0],
             action_sizes=tuple(int(s) for s in sizes),
             agent_id=agent_id,
+            action_low=low,
+            action_high=high,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -197,6 +213,18 @@ class AgentBatch:
             agent: actions[..., i, :size]
             for i, (agent, size) in enumerate(zip(self.agents, self.action_sizes))
         }
+
+    def env_actions(self, actions: jax.Array) -> dict[str, jax.Array]:
+        """Policy actions ``[..., A(, d)]`` -> the env's action dict.
+
+        Continuous actions are clipped into the action space (policies such as a Gaussian
+        sample outside it; their log-probabilities stay those of the unclipped sample).
+        """
+        if not self.discrete:
+            actions = jnp.clip(
+                actions, jnp.asarray(self.action_low), jnp.asarray(self.action_high)
+            ).astype(jnp.float32)
+        return self.unstack_actions(actions)
 
     def avail_actions(self, env: MultiAgentEnv, state: Any) -> jax.Array:
         """Stacked available actions of one env state: ``[A, num_actions]`` bool."""

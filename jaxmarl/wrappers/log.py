@@ -99,10 +99,13 @@ class LogWrapper(Wrapper):
             ),
         )
         if self.replace_info:
-            kept = ("terminated", "truncated", "terminal_obs")
+            kept = ("terminated", "truncated", "terminal_obs", "terminal_state")
             infos = {name: infos[name] for name in kept if name in infos}
         else:
             infos = dict(infos)
+        if "terminal_state" in infos:
+            # Keep the state type uniform: wrapper methods (get_world_state, ...) accept it.
+            infos["terminal_state"] = state.replace(env_state=infos["terminal_state"])
         infos["returned_episode_returns"] = state.returned_episode_returns
         infos["returned_episode_lengths"] = state.returned_episode_lengths
         infos["returned_episode"] = jnp.full((self._env.num_agents,), episode_done)

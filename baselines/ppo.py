@@ -1,0 +1,428 @@
+"""IPPO and MAPPO: one PPO core; MAPPO swaps the local critic for a centralised one.
+
+``make_ppo(config)`` returns a ``Learner`` with pure functions ``init(key) -> TrainState`` and
+``update(state) -> (state, metrics)``; ``make_train(config)`` composes them into
+``train(key) -> (final_state, metrics)`` that ``jax.vmap`` runs over seeds. Everything shared
+with other learners (rollout, GAE, losses, minibatching, networks, agent batching) comes from
+``jaxmarl.training`` / ``jaxmarl.networks``; this file adds only what is PPO.
+
+Parameters are shared across agents (one actor, one critic, agents stacked on an axis; add
+``network.agent_id=true`` to let them tell themselves apart). Truncated episodes bootstrap
+from the value of their real last observation (``bootstrap_truncation``; JaxMARL's scripts
+treat a time limit as a termination, which ``bootstrap_truncation=false`` reproduces).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+import jaxmarl
+from jaxmarl.networks import (
+    ActorCritic,
+    CategoricalHead,
+    GaussianHead,
+    GRUTrunk,
+    MLPEncoder,
+    MLPTrunk,
+    ValueHead,
+)
+from jaxmarl.training import losses, targets
+from jaxmarl.training.config import (
+    EnvConfig,
+    NetworkConfig,
+    RunConfig,
+    check_num_updates,
+    require,
+    require_positive,
+)
+from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training.minibatch import shuffle_and_split
+from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.types import Runner, StepInput, Transition
+from jaxmarl.wrappers import AgentBatch, LogWrapper
+
+CRITICS = ("local", "centralised")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PPOConfig:
+    """IPPO (``critic="local"``) or MAPPO (``critic="centralised"``).
+
+    Attributes:
+        env, network, run: shared sections (``jaxmarl.training.config``).
+        critic: ``"local"`` reads each agent's observation; ``"centralised"`` reads the env's
+            world state plus a one-hot agent id.
+        num_steps: rollout length ``T`` per update.
+        lr: Adam learning rate; ``anneal_lr`` decays it linearly to 0 over training.
+        gamma, gae_lambda: discount and GAE lambda.
+        clip_eps: PPO ratio clip; also the value clip when ``clip_value``.
+        ent_coef, vf_coef: entropy bonus and value-loss weights.
+        max_grad_norm: global gradient-norm clip.
+        update_epochs: passes over each rollout.
+        num_minibatches: minibatches per epoch (over envs x agents; sequences stay whole
+            for recurrent networks).
+        normalize_advantages: per-minibatch advantage normalisation.
+        bootstrap_truncation: value truncated episodes' last observation (see module doc).
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
+    network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+    run: RunConfig = dataclasses.field(default_factory=RunConfig)
+    critic: str = "local"
+    num_steps: int = 128
+    lr: float = 2.5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    clip_value: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    normalize_advantages: bool = True
+    bootstrap_truncation: bool = True
+
+    def __post_init__(self):
+        require(self.critic in CRITICS, f"critic must be one of {CRITICS}, got {self.critic!r}")
+        require_positive(
+            "ppo",
+            num_steps=self.num_steps,
+            lr=self.lr,
+            update_epochs=self.update_epochs,
+            num_minibatches=self.num_minibatches,
+            max_grad_norm=self.max_grad_norm,
+        )
+        require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
+        require(
+            0.0 <= self.gae_lambda <= 1.0, f"gae_lambda must be in [0, 1], got {self.gae_lambda}"
+        )
+        require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
+        require(self.ent_coef >= 0 and self.vf_coef >= 0, "ent_coef and vf_coef must be >= 0")
+        check_num_updates(
+            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
+        )
+        if self.network.recurrent:
+            sequences = self.env.num_envs  # times agents, which is only known with the env
+            require(
+                sequences % self.num_minibatches == 0,
+                f"env.num_envs={self.env.num_envs} is not divisible by "
+                f"num_minibatches={self.num_minibatches} (recurrent minibatches split whole "
+                f"env sequences); choose num_minibatches dividing {self.env.num_envs}",
+            )
+        else:
+            samples = self.env.num_envs * self.num_steps
+            require(
+                samples % self.num_minibatches == 0,
+                f"env.num_envs * num_steps = {samples} is not divisible by "
+                f"num_minibatches={self.num_minibatches}",
+            )
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.env.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        return check_num_updates(self.run.total_timesteps, self.steps_per_update, "")
+
+
+@struct.dataclass
+class TrainState:
+    """Everything a PPO run carries between updates (checkpointed whole).
+
+    Attributes:
+        params: actor-critic parameters (``encoder``/``trunk``/``heads``/``critic`` subtrees).
+        opt_state: optax state.
+        runner: env states, observations, recurrent carries, rollout key.
+        key: key for minibatch shuffling.
+        update: ``[]`` int32, updates done.
+    """
+
+    params: Any
+    opt_state: Any
+    runner: Runner
+    key: jax.Array
+    update: jax.Array
+
+
+@struct.dataclass
+class PPOBatch:
+    """What the PPO loss reads, laid out ``[T, N, ...]`` (time, agents of all envs).
+
+    Attributes:
+        obs: ``[T, N, D]`` actor input.  critic_input: ``[T, N, C]``.
+        avail_actions: ``[T, N, num_actions]`` bool.  first: ``[T, N]`` bool.
+        action: ``[T, N]`` or ``[T, N, d]``.  log_prob, value: ``[T, N]`` at collection time.
+        advantages, value_targets: ``[T, N]``.
+        actor_carry, critic_carry: ``[N, H]`` recurrent states before step 0.
+    """
+
+    obs: jax.Array
+    critic_input: jax.Array
+    avail_actions: jax.Array
+    first: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    advantages: jax.Array
+    value_targets: jax.Array
+    actor_carry: jax.Array
+    critic_carry: jax.Array
+
+
+def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
+    """Actor and critic towers from the network config (same shapes for both)."""
+    net = config.network
+
+    def trunk():
+        if net.recurrent:
+            return GRUTrunk(net.gru_size)
+        return MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
+
+    def encoder():
+        return MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm)
+
+    head = CategoricalHead if batch.discrete else GaussianHead
+    return ActorCritic(
+        encoder=encoder(),
+        trunk=trunk(),
+        policy_head=head(batch.num_actions),
+        critic_encoder=encoder(),
+        critic_trunk=trunk(),
+        value_head=ValueHead(),
+    )
+
+
+def make_ppo(config: PPOConfig) -> Learner:
+    """Build env, networks and optimiser; return the learner's pure functions."""
+    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
+    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+    num_envs, num_agents = config.env.num_envs, batch.num_agents
+    centralised = config.critic == "centralised"
+    network = build_network(config, batch)
+    num_updates = config.num_updates
+
+    def critic_input(inputs: StepInput) -> jax.Array:
+        """``[..., B, A, C]``: own observation, or world state + one-hot agent id."""
+        if not centralised:
+            return inputs.obs
+        *lead, width = inputs.world_state.shape
+        world = jnp.broadcast_to(inputs.world_state[..., None, :], (*lead, num_agents, width))
+        ids = jnp.broadcast_to(batch.agent_ids(), (*lead, num_agents, num_agents))
+        return jnp.concatenate([world, ids], axis=-1)
+
+    def agents_first(first: jax.Array) -> jax.Array:
+        """Per-env flags ``[..., B]`` -> per-agent ``[..., B, A]``."""
+        return jnp.broadcast_to(first[..., None], (*first.shape, num_agents))
+
+    def one_step(x: jax.Array) -> jax.Array:
+        """``[B, A, ...]`` -> ``[1, B*A, ...]``: one time step of every agent."""
+        return x.reshape((1, x.shape[0] * num_agents, *x.shape[2:]))
+
+    def act(params, carry, inputs: StepInput):
+        actor_carry, critic_carry = carry
+        first = one_step(agents_first(inputs.first))
+        actor_carry, dist = network.policy(
+            params, actor_carry, one_step(inputs.obs), first, one_step(inputs.avail_actions)
+        )
+        critic_carry, value = network.value(
+            params, critic_carry, one_step(critic_input(inputs)), first
+        )
+        return (actor_carry, critic_carry), dist, value
+
+    def policy_fn(params, carry, inputs: StepInput, key):
+        carry, dist, value = act(params, carry, inputs)
+        action = dist.sample(seed=key)
+        per_agent = lambda x: x.reshape((inputs.obs.shape[0], num_agents, *x.shape[2:]))
+        extras = {"log_prob": per_agent(dist.log_prob(action)), "value": per_agent(value)}
+        return carry, per_agent(action), extras
+
+    def greedy_policy(params, carry, inputs: StepInput):
+        carry, dist, _ = act(params, carry, inputs)
+        action = dist.mode()
+        return carry, action.reshape((inputs.obs.shape[0], num_agents, *action.shape[2:]))
+
+    def state_value(params, carry, inputs: StepInput) -> jax.Array:
+        """``[B, A]`` values of ``inputs`` given the critic carry (no reset: not a first step)."""
+        first = one_step(agents_first(inputs.first))
+        _, value = network.value(params, carry[1], one_step(critic_input(inputs)), first)
+        return value.reshape((inputs.obs.shape[0], num_agents))
+
+    if config.anneal_lr:
+        optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
+        learning_rate = optax.linear_schedule(config.lr, 0.0, optimiser_steps)
+    else:
+        learning_rate = config.lr
+    optimiser = optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5)
+    )
+
+    def init(key: jax.Array) -> TrainState:
+        params_key, env_key, train_key = jax.random.split(key, 3)
+        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs * num_agents))
+        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, centralised)
+        params = network.init(
+            params_key, one_step(inputs.obs)[0], one_step(critic_input(inputs))[0]
+        )
+        return TrainState(
+            params=params,
+            opt_state=optimiser.init(params),
+            runner=runner,
+            key=train_key,
+            update=jnp.int32(0),
+        )
+
+    def loss_fn(params, minibatch: PPOBatch):
+        _, dist = network.policy(
+            params, minibatch.actor_carry, minibatch.obs, minibatch.first, minibatch.avail_actions
+        )
+        _, values = network.value(
+            params, minibatch.critic_carry, minibatch.critic_input, minibatch.first
+        )
+        advantages = minibatch.advantages
+        if config.normalize_advantages:
+            advantages = losses.normalize(advantages)
+        policy_loss, stats = losses.ppo_policy_loss(
+            dist.log_prob(minibatch.action), minibatch.log_prob, advantages, config.clip_eps
+        )
+        value_clip = config.clip_eps if config.clip_value else None
+        value_loss = losses.value_loss(values, minibatch.value, minibatch.value_targets, value_clip)
+        entropy = jnp.mean(dist.entropy())
+        total = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+        return total, {
+            "loss": total,
+            "policy_loss": policy_loss,
+            "value_loss": value_loss,
+            "entropy": entropy,
+            **stats,
+        }
+
+    def advantages_and_targets(params, trajectory: Transition, runner: Runner):
+        values = trajectory.extras["value"]  # [T, B, A]
+        last_inputs = step_inputs(
+            env, batch, runner.obs, runner.env_state, runner.first, centralised
+        )
+        last_value = state_value(params, runner.policy_carry, last_inputs)
+        done = agents_first(trajectory.done)
+        if config.bootstrap_truncation:
+            bootstrap = trajectory.extras["bootstrap_value"]
+            terminated = agents_first(trajectory.terminated)
+        else:
+            bootstrap = jnp.zeros_like(values)
+            terminated = done
+        following = targets.next_values(values, last_value, done, bootstrap)
+        return targets.gae(
+            trajectory.reward, values, following, terminated, done, config.gamma, config.gae_lambda
+        )
+
+    def ppo_batch(trajectory: Transition, advantages, value_targets, start_carry) -> PPOBatch:
+        """Trajectory ``[T, B, A, ...]`` -> ``PPOBatch`` ``[T, B*A, ...]``."""
+        t = config.num_steps
+        seq = lambda x: x.reshape((t, num_envs * num_agents, *x.shape[3:]))
+        actor_carry, critic_carry = start_carry
+        return PPOBatch(
+            obs=seq(trajectory.inputs.obs),
+            critic_input=seq(critic_input(trajectory.inputs)),
+            avail_actions=seq(trajectory.inputs.avail_actions),
+            first=seq(agents_first(trajectory.inputs.first)),
+            action=seq(trajectory.action),
+            log_prob=seq(trajectory.extras["log_prob"]),
+            value=seq(trajectory.extras["value"]),
+            advantages=seq(advantages),
+            value_targets=seq(value_targets),
+            actor_carry=actor_carry,
+            critic_carry=critic_carry,
+        )
+
+    def minibatches(key: jax.Array, data: PPOBatch) -> PPOBatch:
+        """``[M, T', N', ...]`` minibatches (carries ``[M, N', H]``).
+
+        Recurrent: whole sequences of ``N / M`` agents. Feed-forward: ``T * N / M``
+        independent samples as one-step sequences.
+        """
+        m = config.num_minibatches
+        if config.network.recurrent:
+            # Carries ride along as a length-1 time axis so one permutation moves everything.
+            data = data.replace(
+                actor_carry=data.actor_carry[None], critic_carry=data.critic_carry[None]
+            )
+            split = shuffle_and_split(key, data, m, axis=1)  # [M, T, N/M, ...]
+            return split.replace(
+                actor_carry=split.actor_carry[:, 0], critic_carry=split.critic_carry[:, 0]
+            )
+        carries = (data.actor_carry, data.critic_carry)
+        steps = data.replace(actor_carry=None, critic_carry=None)
+        samples = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), steps)
+        split = shuffle_and_split(key, samples, m, axis=0)  # [M, S, ...]
+        split = jax.tree.map(lambda x: x[:, None], split)  # [M, 1, S, ...]: one-step sequences
+        size = split.obs.shape[2]
+        empty = jax.tree.map(lambda c: jnp.zeros((m, size, c.shape[-1]), c.dtype), carries)
+        return split.replace(actor_carry=empty[0], critic_carry=empty[1])
+
+    def optimise(state: TrainState, data: PPOBatch):
+        def epoch(carry, _):
+            params, opt_state, key = carry
+            key, shuffle_key = jax.random.split(key)
+
+            def step(carry, minibatch):
+                params, opt_state = carry
+                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
+                updates, opt_state = optimiser.update(grads, opt_state, params)
+                metrics["grad_norm"] = optax.global_norm(grads)
+                return (optax.apply_updates(params, updates), opt_state), metrics
+
+            (params, opt_state), metrics = jax.lax.scan(
+                step, (params, opt_state), minibatches(shuffle_key, data)
+            )
+            return (params, opt_state, key), metrics
+
+        (params, opt_state, key), metrics = jax.lax.scan(
+            epoch, (state.params, state.opt_state, state.key), None, config.update_epochs
+        )
+        return params, opt_state, key, jax.tree.map(jnp.mean, metrics)
+
+    def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
+        start_carry = state.runner.policy_carry
+        runner, trajectory = rollout(
+            env,
+            batch,
+            policy_fn,
+            state.params,
+            state.runner,
+            config.num_steps,
+            bootstrap_fn=state_value if config.bootstrap_truncation else None,
+            world_state=centralised,
+        )
+        advantages, value_targets = advantages_and_targets(state.params, trajectory, runner)
+        data = ppo_batch(trajectory, advantages, value_targets, start_carry)
+        params, opt_state, key, train_metrics = optimise(state, data)
+        new_state = TrainState(
+            params=params, opt_state=opt_state, runner=runner, key=key, update=state.update + 1
+        )
+        return new_state, {**episode_metrics(trajectory), **train_metrics}
+
+    return Learner(
+        config=config,
+        env=env,
+        batch=batch,
+        init=init,
+        update=update,
+        num_updates=num_updates,
+        greedy_policy=greedy_policy,
+        initial_carry=lambda n: network.initial_carry(n * num_agents),
+        env_steps_per_update=config.steps_per_update,
+        uses_world_state=centralised,
+    )
+
+
+def make_train(config: PPOConfig):
+    """``train(key) -> (final TrainState, metrics [num_updates])``: pure, ``vmap``-able."""
+    return make_train_from(make_ppo(config))

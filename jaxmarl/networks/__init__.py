@@ -1,0 +1,20 @@
+"""Networks: encoders (perception), decision trunks (shared layers), heads, mixers."""
+
+from jaxmarl.networks.actor_critic import ActorCritic
+from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder
+from jaxmarl.networks.heads import CategoricalHead, GaussianHead, QHead, ValueHead, masked_logits
+from jaxmarl.networks.trunks import GRUTrunk, MLPTrunk, initial_carry
+
+__all__ = [
+    "ActorCritic",
+    "CNNEncoder",
+    "CategoricalHead",
+    "GRUTrunk",
+    "GaussianHead",
+    "MLPEncoder",
+    "MLPTrunk",
+    "QHead",
+    "ValueHead",
+    "initial_carry",
+    "masked_logits",
+]

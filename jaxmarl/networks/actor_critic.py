@@ -1,0 +1,93 @@
+"""Actor-critic networks factored as perception -> shared decision layers -> heads.
+
+Parameters are a plain dict with one subtree per part, so the decision trunk can be saved,
+loaded, shared across tasks or frozen (``optax.multi_transform`` on these labels)::
+
+    {"encoder": ..., "trunk": ..., "heads": {"policy": ...},
+     "critic": {"encoder": ..., "trunk": ..., "head": ...}}
+
+The critic is a separate tower (as in the IPPO/MAPPO reference setups): its input is the agent's
+own observation (IPPO) or the world state (MAPPO). All arrays are ``[T, N, ...]``: time, then a
+flat batch ``N`` (envs x agents), so one parameter set serves every agent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import distrax
+import jax
+from flax import linen as nn
+
+from jaxmarl.networks.trunks import initial_carry
+
+Params = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class ActorCritic:
+    """Pure functions over an actor and a critic built from encoder, trunk and head modules."""
+
+    encoder: nn.Module
+    trunk: nn.Module
+    policy_head: nn.Module
+    critic_encoder: nn.Module
+    critic_trunk: nn.Module
+    value_head: nn.Module
+
+    def init(self, key: jax.Array, obs: jax.Array, critic_input: jax.Array) -> Params:
+        """Parameters from example inputs ``obs`` ``[N, D]`` and ``critic_input`` ``[N, Dc]``."""
+        keys = jax.random.split(key, 6)
+        n = obs.shape[0]
+        first = jax.numpy.zeros((1, n), dtype=bool)
+        embed = self.encoder.init(keys[0], obs[None])
+        x = self.encoder.apply(embed, obs[None])
+        trunk = self.trunk.init(keys[1], initial_carry(self.trunk, n), x, first)
+        _, y = self.trunk.apply(trunk, initial_carry(self.trunk, n), x, first)
+        policy = self.policy_head.init(keys[2], y)
+        critic_embed = self.critic_encoder.init(keys[3], critic_input[None])
+        cx = self.critic_encoder.apply(critic_embed, critic_input[None])
+        critic_trunk = self.critic_trunk.init(
+            keys[4], initial_carry(self.critic_trunk, n), cx, first
+        )
+        _, cy = self.critic_trunk.apply(
+            critic_trunk, initial_carry(self.critic_trunk, n), cx, first
+        )
+        value = self.value_head.init(keys[5], cy)
+        return {
+            "encoder": embed["params"],
+            "trunk": trunk["params"],
+            "heads": {"policy": policy["params"]},
+            "critic": {
+                "encoder": critic_embed["params"],
+                "trunk": critic_trunk["params"],
+                "head": value["params"],
+            },
+        }
+
+    def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
+        """Zero recurrent states ``(actor [N, H], critic [N, Hc])``."""
+        return initial_carry(self.trunk, batch), initial_carry(self.critic_trunk, batch)
+
+    def policy(
+        self,
+        params: Params,
+        hidden: jax.Array,
+        obs: jax.Array,
+        first: jax.Array,
+        avail: jax.Array | None = None,
+    ) -> tuple[jax.Array, distrax.Distribution]:
+        """``obs`` ``[T, N, D]``, ``first`` ``[T, N]`` -> (hidden, action distribution)."""
+        x = self.encoder.apply({"params": params["encoder"]}, obs)
+        hidden, y = self.trunk.apply({"params": params["trunk"]}, hidden, x, first)
+        return hidden, self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
+
+    def value(
+        self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """``critic_input`` ``[T, N, Dc]`` -> (hidden, values ``[T, N]``)."""
+        critic = params["critic"]
+        x = self.critic_encoder.apply({"params": critic["encoder"]}, critic_input)
+        hidden, y = self.critic_trunk.apply({"params": critic["trunk"]}, hidden, x, first)
+        return hidden, self.value_head.apply({"params": critic["head"]}, y)

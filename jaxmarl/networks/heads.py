@@ -1,0 +1,67 @@
+"""Per-task output layers: policies, values and Q-values."""
+
+from __future__ import annotations
+
+import distrax
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+from jaxmarl.networks.init import BIAS, POLICY, VALUE
+
+
+def masked_logits(logits: jax.Array, avail: jax.Array | None) -> jax.Array:
+    """Unavailable actions get the smallest finite logit (never ``- 1e10``: safe in any dtype).
+
+    Args:
+        logits: ``[..., num_actions]``.
+        avail: ``[..., num_actions]`` bool, or ``None`` for all available.
+    """
+    if avail is None:
+        return logits
+    return jnp.where(avail, logits, jnp.finfo(logits.dtype).min)
+
+
+class CategoricalHead(nn.Module):
+    """Logits over ``num_actions`` discrete actions -> masked ``distrax.Categorical``."""
+
+    num_actions: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array, avail: jax.Array | None = None) -> distrax.Categorical:
+        logits = nn.Dense(self.num_actions, kernel_init=POLICY, bias_init=BIAS)(x)
+        return distrax.Categorical(logits=masked_logits(logits, avail))
+
+
+class GaussianHead(nn.Module):
+    """Diagonal Gaussian over ``action_dim`` continuous actions, state-independent std."""
+
+    action_dim: int
+    init_log_std: float = -0.5
+
+    @nn.compact
+    def __call__(self, x: jax.Array, avail: jax.Array | None = None) -> distrax.Distribution:
+        # ``avail`` is accepted for a uniform call signature; continuous dims are all usable.
+        mean = nn.Dense(self.action_dim, kernel_init=POLICY, bias_init=BIAS)(x)
+        log_std = self.param(
+            "log_std", nn.initializers.constant(self.init_log_std), (self.action_dim,)
+        )
+        return distrax.MultivariateNormalDiag(mean, jnp.exp(log_std) * jnp.ones_like(mean))
+
+
+class ValueHead(nn.Module):
+    """A scalar value per input row: ``[..., D] -> [...]``."""
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return jnp.squeeze(nn.Dense(1, kernel_init=VALUE, bias_init=BIAS)(x), axis=-1)
+
+
+class QHead(nn.Module):
+    """Q-values over ``num_actions`` discrete actions: ``[..., D] -> [..., num_actions]``."""
+
+    num_actions: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS)(x)

@@ -1,0 +1,161 @@
+"""Typed config sections shared by every learner (env, network, run).
+
+Configs are frozen, keyword-only dataclasses: validated in ``__post_init__`` before anything is
+traced, never mutated, hashable so they can be closed over by jitted code. Derived values are
+properties. YAML presets in ``configs/<alg>/<env>.yaml`` are merged over these defaults by
+``jaxmarl.config.load_config``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+ACTIVATIONS = ("relu", "tanh", "gelu", "silu")
+TRUNKS = ("mlp", "gru")
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise ``ValueError(message)`` unless ``condition`` (config validation helper)."""
+    if not condition:
+        raise ValueError(message)
+
+
+def require_positive(section: str, **values: float) -> None:
+    for name, value in values.items():
+        require(value > 0, f"{section}.{name} must be > 0, got {value}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EnvConfig:
+    """Which environment, how many in parallel.
+
+    Attributes:
+        env_id: a registered id (``jaxmarl.registered_envs``).
+        env_kwargs: constructor keywords for ``jaxmarl.make``.
+        num_envs: environments stepped in parallel per update (``B``).
+    """
+
+    env_id: str = "MPE_simple_spread_v3"
+    env_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    num_envs: int = 16
+
+    def __post_init__(self):
+        require_positive("env", num_envs=self.num_envs)
+        # Unknown ids fail here, with close matches, before anything is built.
+        import jaxmarl
+
+        jaxmarl.spec(self.env_id)
+
+    def __hash__(self) -> int:
+        return hash((self.env_id, tuple(sorted(self.env_kwargs.items())), self.num_envs))
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NetworkConfig:
+    """Encoder -> decision trunk -> heads (the critic tower mirrors the actor's).
+
+    Attributes:
+        encoder_sizes: hidden widths of the MLP encoder before its embedding layer.
+        embed_dim: encoder output width.
+        trunk: ``"mlp"`` (feed-forward) or ``"gru"`` (recurrent).
+        trunk_sizes: widths of the MLP trunk.
+        gru_size: hidden size of the GRU trunk.
+        activation: ``"relu"``, ``"tanh"``, ``"gelu"`` or ``"silu"``.
+        layer_norm: LayerNorm after dense layers.
+        agent_id: append a one-hot agent id to every agent's observation.
+    """
+
+    encoder_sizes: tuple[int, ...] = ()
+    embed_dim: int = 64
+    trunk: str = "mlp"
+    trunk_sizes: tuple[int, ...] = (64,)
+    gru_size: int = 128
+    activation: str = "tanh"
+    layer_norm: bool = False
+    agent_id: bool = False
+
+    def __post_init__(self):
+        require(self.trunk in TRUNKS, f"network.trunk must be one of {TRUNKS}, got {self.trunk!r}")
+        require(
+            self.activation in ACTIVATIONS,
+            f"network.activation must be one of {ACTIVATIONS}, got {self.activation!r}",
+        )
+        require_positive("network", embed_dim=self.embed_dim, gru_size=self.gru_size)
+        require(
+            all(w > 0 for w in (*self.encoder_sizes, *self.trunk_sizes)),
+            "network layer widths must be > 0",
+        )
+        require(
+            self.trunk != "mlp" or len(self.trunk_sizes) > 0,
+            "network.trunk_sizes needs at least one width for trunk='mlp'",
+        )
+
+    @property
+    def recurrent(self) -> bool:
+        return self.trunk == "gru"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """Seeds, length, and what happens between jitted chunks.
+
+    Attributes:
+        seed: base PRNG seed.
+        num_seeds: seeds trained in parallel by ``vmap`` in one program.
+        total_timesteps: env steps per seed (must be a whole number of updates).
+        updates_per_chunk: updates per jitted chunk (host work happens between chunks);
+            0 = everything in one chunk.
+        checkpoint_every: checkpoint every this many chunks (0 = only at the end).
+        eval_episodes: greedy evaluation episodes per evaluation (0 = none).
+        eval_every: evaluate every this many chunks (0 = only at the end).
+        out_dir: parent folder of run directories.
+        name: run directory name (default: ``<alg>_<env_id>_<timestamp>``).
+        loggers: any of ``"jsonl"``, ``"csv"``, ``"tensorboard"``, ``"wandb"``.
+        gif: write a GIF of one greedy evaluation episode at the end.
+    """
+
+    seed: int = 0
+    num_seeds: int = 1
+    total_timesteps: int = 1_000_000
+    updates_per_chunk: int = 10
+    checkpoint_every: int = 10
+    eval_episodes: int = 64
+    eval_every: int = 0
+    out_dir: str = "runs"
+    name: str = ""
+    loggers: tuple[str, ...] = ("jsonl", "csv")
+    gif: bool = True
+
+    def __post_init__(self):
+        require_positive("run", num_seeds=self.num_seeds, total_timesteps=self.total_timesteps)
+        for name in ("updates_per_chunk", "checkpoint_every", "eval_episodes", "eval_every"):
+            require(getattr(self, name) >= 0, f"run.{name} must be >= 0")
+        unknown = set(self.loggers) - {"jsonl", "csv", "tensorboard", "wandb"}
+        require(not unknown, f"run.loggers has unknown entries {sorted(unknown)}")
+
+
+def check_num_updates(total_timesteps: int, steps_per_update: int, what: str) -> int:
+    """``total_timesteps / steps_per_update`` as a whole number, or a ValueError with a fix."""
+    updates, rest = divmod(total_timesteps, steps_per_update)
+    if updates == 0 or rest:
+        lower = max(updates, 1) * steps_per_update
+        upper = (updates + 1) * steps_per_update
+        raise ValueError(
+            f"run.total_timesteps={total_timesteps} is not a whole number of updates of "
+            f"{steps_per_update} env steps ({what}); use run.total_timesteps={lower} or {upper}"
+        )
+    return updates
+
+
+def chunk_sizes(num_updates: int, updates_per_chunk: int) -> int:
+    """Updates per chunk, checked to divide ``num_updates`` (one compiled chunk shape)."""
+    per_chunk = num_updates if updates_per_chunk == 0 else min(updates_per_chunk, num_updates)
+    if num_updates % per_chunk:
+        options = [d for d in range(1, num_updates + 1) if num_updates % d == 0]
+        near = sorted(options, key=lambda d: abs(d - per_chunk))[:3]
+        raise ValueError(
+            f"run.updates_per_chunk={updates_per_chunk} does not divide the {num_updates} "
+            f"updates; choose one of {sorted(near)}"
+        )
+    return per_chunk

@@ -1,0 +1,105 @@
+"""What every learner returns, and the pieces built only from that.
+
+A ``Learner`` is a pair of pure functions in the optax style, ``init(key) -> state`` and
+``update(state) -> (state, metrics)``, plus what the host loop, evaluation and checkpointing
+need to know (env, agent batching, greedy policy). ``make_train_from`` turns one into the
+PureJaxRL-style ``train(key)`` that compiles a whole run into one program.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.types import StepInput
+from jaxmarl.wrappers.agent_batch import AgentBatch
+
+
+@dataclasses.dataclass(frozen=True)
+class Learner:
+    """A learner's pure functions and static description.
+
+    Attributes:
+        config: the learner's frozen config.
+        env: the (``LogWrapper``-wrapped) environment.
+        batch: how agents are stacked.
+        init: ``key -> state``.
+        update: ``state -> (state, metrics)``; one update (rollout + optimisation).
+        num_updates: updates in a full run.
+        greedy_policy: ``(params, carry, StepInput) -> (carry, action [B, A(, d)])``.
+        initial_carry: ``num_envs -> carry`` for ``greedy_policy``.
+        env_steps_per_update: env steps one update consumes (all envs).
+        uses_world_state: whether policies read ``StepInput.world_state``.
+    """
+
+    config: Any
+    env: Any
+    batch: AgentBatch
+    init: Callable[[jax.Array], Any]
+    update: Callable[[Any], tuple[Any, dict]]
+    num_updates: int
+    greedy_policy: Callable[[Any, Any, StepInput], tuple[Any, jax.Array]]
+    initial_carry: Callable[[int], Any]
+    env_steps_per_update: int
+    uses_world_state: bool = False
+
+
+def make_train_from(learner: Learner) -> Callable[[jax.Array], tuple[Any, dict]]:
+    """``train(key) -> (final state, metrics with a leading [num_updates] axis)``."""
+
+    def train(key: jax.Array):
+        state = learner.init(key)
+        return jax.lax.scan(lambda s, _: learner.update(s), state, None, learner.num_updates)
+
+    return train
+
+
+def evaluate(learner: Learner, params: Any, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
+    """Greedy episodes in ``num_envs`` fresh envs for one episode length (``env.max_steps``).
+
+    Returns the ``episode_metrics`` of every episode that ended (at least one per env for
+    envs with a time limit).
+    """
+    runner = reset_runner(learner.env, key, num_envs, learner.initial_carry(num_envs))
+
+    def policy_fn(params, carry, inputs, _key):
+        carry, action = learner.greedy_policy(params, carry, inputs)
+        return carry, action, {}
+
+    _, trajectory = rollout(
+        learner.env,
+        learner.batch,
+        policy_fn,
+        params,
+        runner,
+        learner.env.max_steps,
+        world_state=learner.uses_world_state,
+    )
+    return episode_metrics(trajectory)
+
+
+def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> Any:
+    """States ``[max_steps + 1, ...]`` of one greedy episode in one env (for GIFs)."""
+    env = learner.env.unwrapped
+    reset_key, key = jax.random.split(key)
+    obs, state = env.reset(reset_key)
+    add_batch = lambda tree: jax.tree.map(lambda x: x[None], tree)
+
+    def step(carry, step_key):
+        state, obs, policy_carry, first = carry
+        inputs = step_inputs(
+            env, learner.batch, add_batch(obs), add_batch(state), first, learner.uses_world_state
+        )
+        policy_carry, action = learner.greedy_policy(params, policy_carry, inputs)
+        actions = jax.tree.map(lambda x: x[0], learner.batch.env_actions(action))
+        obs, state, *_ = env.step_env(step_key, state, actions)
+        return (state, obs, policy_carry, jnp.zeros_like(first)), state
+
+    carry = (state, obs, learner.initial_carry(1), jnp.ones((1,), dtype=jnp.bool_))
+    _, states = jax.lax.scan(step, carry, jax.random.split(key, env.max_steps))
+    return jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), state, states)

@@ -1,0 +1,161 @@
+"""The one rollout every learner uses: ``T`` steps of ``B`` vmapped envs in a ``lax.scan``.
+
+A learner supplies ``policy_fn(params, carry, inputs, key) -> (carry, action, extras)`` acting on
+agent-stacked inputs (``StepInput``: ``[B, A, ...]``) and returning actions ``[B, A]`` (or
+``[B, A, d]``) and per-step extras such as ``log_prob`` and ``value`` (``[B, A]``). Optionally
+``bootstrap_fn(params, carry, terminal_inputs) -> [B, A]`` values the *real* last observation of
+each step (before the auto-reset); it is stored as ``extras["bootstrap_value"]`` and used for
+truncated episodes. The env must be wrapped in ``LogWrapper`` (episode statistics come from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from jaxmarl.training.types import Runner, StepInput, Transition
+from jaxmarl.wrappers.agent_batch import AgentBatch
+
+PolicyFn = Callable[[Any, Any, StepInput, jax.Array], tuple[Any, jax.Array, dict]]
+BootstrapFn = Callable[[Any, Any, StepInput], jax.Array]
+
+_LOG_KEYS = ("returned_episode", "returned_episode_returns", "returned_episode_lengths")
+_RESERVED_INFOS = {"terminated", "truncated", "terminal_obs", "terminal_state", *_LOG_KEYS}
+
+
+def step_inputs(
+    env: Any,
+    batch: AgentBatch,
+    obs: dict[str, jax.Array],
+    env_state: Any,
+    first: jax.Array,
+    world_state: bool,
+) -> StepInput:
+    """Stack one step of ``B`` envs for the policy (``world_state`` computed only if asked)."""
+    avail = jax.vmap(lambda s: batch.avail_actions(env, s))(env_state)
+    if world_state:
+        world = jax.vmap(lambda s: jnp.ravel(env.get_world_state(s)))(env_state)
+    else:
+        world = jnp.zeros((first.shape[0], 0), dtype=jnp.float32)
+    return StepInput(
+        obs=batch.stack_obs(obs),
+        avail_actions=avail,
+        world_state=world.astype(jnp.float32),
+        first=first,
+    )
+
+
+def reset_runner(env: Any, key: jax.Array, num_envs: int, policy_carry: Any) -> Runner:
+    """Reset ``num_envs`` envs (one key each) into a fresh ``Runner``."""
+    reset_key, key = jax.random.split(key)
+    obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, num_envs))
+    return Runner(
+        env_state=env_state,
+        obs=obs,
+        first=jnp.ones((num_envs,), dtype=jnp.bool_),
+        policy_carry=policy_carry,
+        key=key,
+    )
+
+
+def rollout(
+    env: Any,
+    batch: AgentBatch,
+    policy_fn: PolicyFn,
+    params: Any,
+    runner: Runner,
+    num_steps: int,
+    *,
+    bootstrap_fn: BootstrapFn | None = None,
+    world_state: bool = False,
+) -> tuple[Runner, Transition]:
+    """Run ``num_steps`` steps; returns the new runner and a ``Transition`` with ``[T, B, ...]``.
+
+    Args:
+        env: a ``LogWrapper``-wrapped environment (unbatched; vmapped here).
+        batch: how agents are stacked.
+        policy_fn: acts on a ``StepInput``; see the module docstring.
+        params: passed to ``policy_fn`` / ``bootstrap_fn`` unchanged.
+        runner: current env states, observations, policy carry and key.
+        num_steps: ``T``.
+        bootstrap_fn: values of pre-reset observations (for truncation); ``None`` skips it.
+        world_state: compute ``env.get_world_state`` for the inputs (centralised critics,
+            mixers); otherwise ``inputs.world_state`` is ``[B, 0]``.
+    """
+    num_envs = runner.first.shape[0]
+    need_terminal = bootstrap_fn is not None
+
+    def env_step(key, state, actions):
+        return env.step(key, state, actions, with_terminal_obs=need_terminal)
+
+    def body(runner: Runner, _):
+        key, action_key, step_key = jax.random.split(runner.key, 3)
+        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        carry, action, extras = policy_fn(params, runner.policy_carry, inputs, action_key)
+        env_actions = batch.env_actions(action)
+        obs, env_state, rewards, dones, infos = jax.vmap(env_step)(
+            jax.random.split(step_key, num_envs), runner.env_state, env_actions
+        )
+        missing = [k for k in _LOG_KEYS if k not in infos]
+        if missing:
+            raise ValueError(
+                f"rollout needs an env wrapped in jaxmarl.wrappers.LogWrapper (infos lack "
+                f"{missing})"
+            )
+        extras = dict(extras)
+        if need_terminal:
+            terminal_inputs = step_inputs(
+                env,
+                batch,
+                infos["terminal_obs"],
+                infos["terminal_state"],
+                jnp.zeros_like(runner.first),
+                world_state,
+            )
+            extras["bootstrap_value"] = bootstrap_fn(params, carry, terminal_inputs)
+        env_infos = {
+            name: value
+            for name, value in infos.items()
+            if name not in _RESERVED_INFOS and getattr(value, "shape", None) == (num_envs,)
+        }
+        transition = Transition(
+            inputs=inputs,
+            action=action,
+            reward=batch.stack(rewards).astype(jnp.float32),
+            terminated=infos["terminated"],
+            truncated=infos["truncated"],
+            extras=extras,
+            episode_return=infos["returned_episode_returns"],
+            episode_length=infos["returned_episode_lengths"][:, 0],
+            episode_done=infos["returned_episode"][:, 0],
+            env_infos=env_infos,
+        )
+        next_runner = Runner(
+            env_state=env_state, obs=obs, first=dones["__all__"], policy_carry=carry, key=key
+        )
+        return next_runner, transition
+
+    return jax.lax.scan(body, runner, None, length=num_steps)
+
+
+def episode_metrics(trajectory: Transition) -> dict[str, jax.Array]:
+    """Means over the episodes that ended in ``trajectory`` (NaN-free: 0 when none ended).
+
+    Returns ``episode_return`` (team mean of per-agent returns), ``episode_length``,
+    ``episodes`` (count) and the mean of every env info at episode ends (e.g. ``won``).
+    """
+    done = trajectory.episode_done.astype(jnp.float32)  # [T, B]
+    count = jnp.sum(done)
+    denom = jnp.maximum(count, 1.0)
+    team_return = jnp.mean(trajectory.episode_return, axis=-1)  # [T, B]
+    metrics = {
+        "episode_return": jnp.sum(team_return * done) / denom,
+        "episode_length": jnp.sum(trajectory.episode_length * done) / denom,
+        "episodes": count,
+    }
+    for name, value in trajectory.env_infos.items():
+        metrics[name] = jnp.sum(value.astype(jnp.float32) * done) / denom
+    return metrics
