@@ -1,0 +1,1 @@
+"""Training building blocks shared by every learner (rollout, targets, losses, loop, IO)."""
