@@ -1,0 +1,95 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmarl.networks import (
+    ActorCritic,
+    CategoricalHead,
+    CNNEncoder,
+    GaussianHead,
+    GRUTrunk,
+    MLPEncoder,
+    MLPTrunk,
+    ValueHead,
+    initial_carry,
+    masked_logits,
+)
+from jaxmarl.networks.init import activation
+
+
+def make_net(trunk):
+    return ActorCritic(
+        encoder=MLPEncoder((32,), 16),
+        trunk=trunk,
+        policy_head=CategoricalHead(4),
+        critic_encoder=MLPEncoder((), 16),
+        critic_trunk=MLPTrunk((16,)),
+        value_head=ValueHead(),
+    )
+
+
+def test_param_subtrees_and_shapes():
+    net = make_net(GRUTrunk(8))
+    params = net.init(jax.random.key(0), jnp.zeros((5, 7)), jnp.zeros((5, 11)))
+    assert set(params) == {"encoder", "trunk", "heads", "critic"}
+    assert set(params["heads"]) == {"policy"} and set(params["critic"]) == {
+        "encoder",
+        "trunk",
+        "head",
+    }
+    actor_h, critic_h = net.initial_carry(5)
+    assert actor_h.shape == (5, 8) and critic_h.shape == (5, 0)
+    obs = jnp.ones((3, 5, 7))
+    first = jnp.zeros((3, 5), bool)
+    hidden, dist = net.policy(params, actor_h, obs, first)
+    assert hidden.shape == (5, 8) and dist.logits.shape == (3, 5, 4)
+    _, values = net.value(params, critic_h, jnp.ones((3, 5, 11)), first)
+    assert values.shape == (3, 5) and values.dtype == jnp.float32
+
+
+def test_masked_actions_have_zero_probability_and_are_never_sampled():
+    logits = jnp.zeros((1000, 4))
+    avail = jnp.array([True, False, True, False])
+    masked = masked_logits(logits, avail)
+    assert bool(jnp.isfinite(masked).all())
+    head = CategoricalHead(4)
+    params = head.init(jax.random.key(0), jnp.ones((1, 3)))
+    dist = head.apply(params, jnp.ones((1000, 3)), jnp.broadcast_to(avail, (1000, 4)))
+    samples = dist.sample(seed=jax.random.key(1))
+    assert set(np.unique(samples).tolist()) <= {0, 2}
+    np.testing.assert_allclose(dist.probs[0, 1], 0.0, atol=0)
+    assert bool(jnp.isfinite(dist.entropy()).all())
+    # Every action masked: still finite (uniform), no NaN in log-probs.
+    all_masked = head.apply(params, jnp.ones((1, 3)), jnp.zeros((1, 4), bool))
+    assert bool(jnp.isfinite(all_masked.log_prob(jnp.array([0]))).all())
+
+
+def test_gru_resets_at_first_steps():
+    trunk = GRUTrunk(6)
+    x = jax.random.normal(jax.random.key(0), (4, 2, 3))
+    first = jnp.array([[True, True], [False, False], [True, False], [False, False]])
+    params = trunk.init(jax.random.key(1), initial_carry(trunk, 2), x, first)
+    noise = jnp.full((2, 6), 5.0)
+    _, y = trunk.apply(params, noise, x, first)
+    _, y_zero = trunk.apply(params, initial_carry(trunk, 2), x, first)
+    np.testing.assert_allclose(y, y_zero, rtol=1e-6)  # reset at t=0 discards the carry
+    # Env 0 restarts at t=2: its outputs from t=2 equal a fresh run on x[2:].
+    _, fresh = trunk.apply(params, initial_carry(trunk, 2), x[2:], first[2:])
+    np.testing.assert_allclose(y[2:, 0], fresh[:, 0], rtol=1e-6)
+    assert not np.allclose(y[2:, 1], fresh[:, 1])  # env 1 did not restart
+
+
+def test_gaussian_head_and_cnn_encoder():
+    head = GaussianHead(3)
+    params = head.init(jax.random.key(0), jnp.ones((2, 5)))
+    dist = head.apply(params, jnp.ones((2, 5)))
+    assert dist.sample(seed=jax.random.key(1)).shape == (2, 3)
+    cnn = CNNEncoder((4,), (3,), 8)
+    cparams = cnn.init(jax.random.key(2), jnp.ones((2, 5, 5, 5, 2)))
+    assert cnn.apply(cparams, jnp.ones((2, 5, 5, 5, 2))).shape == (2, 5, 8)
+
+
+def test_unknown_activation_names_choices():
+    with pytest.raises(ValueError, match="choose one of"):
+        activation("swish2")
