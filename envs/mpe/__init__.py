@@ -8,6 +8,12 @@ from jaxmarl.envs.mpe._world import CONTINUOUS_ACT, DISCRETE_ACT, MPEBase, State
 from jaxmarl.envs.mpe.simple import SimpleMPE
 from jaxmarl.envs.mpe.simple_adversary import SimpleAdversaryMPE
 from jaxmarl.envs.mpe.simple_crypto import SimpleCryptoMPE
+from jaxmarl.envs.mpe.simple_facmac import (
+    SimpleFacmacMPE,
+    SimpleFacmacMPE3a,
+    SimpleFacmacMPE6a,
+    SimpleFacmacMPE9a,
+)
 from jaxmarl.envs.mpe.simple_push import SimplePushMPE
 from jaxmarl.envs.mpe.simple_reference import SimpleReferenceMPE
 from jaxmarl.envs.mpe.simple_speaker_listener import SimpleSpeakerListenerMPE
@@ -21,6 +27,10 @@ __all__ = [
     "MPEBase",
     "SimpleAdversaryMPE",
     "SimpleCryptoMPE",
+    "SimpleFacmacMPE",
+    "SimpleFacmacMPE3a",
+    "SimpleFacmacMPE6a",
+    "SimpleFacmacMPE9a",
     "SimpleMPE",
     "SimplePushMPE",
     "SimpleReferenceMPE",

@@ -429,8 +429,9 @@ class MPEBase(MultiAgentEnv):
         penetration = jnp.logaddexp(0.0, -(dist - self._contact_dist_min) / k) * k
         # Masked pairs (self, non-colliders) get scale 0; dist 1 there keeps 0/0 out.
         safe_dist = jnp.where(self._contact_scale > 0, dist, 1.0)
-        magnitude = self._contact_scale / safe_dist * penetration
-        return jnp.sum(delta * magnitude[..., None], axis=1)
+        # Same operation order as mpe2: contact_force * delta / dist * penetration.
+        force = self._contact_scale[..., None] * delta / safe_dist[..., None]
+        return jnp.sum(force * penetration[..., None], axis=1)
 
     # ------------------------------------------------------------------ helpers
     def _split(self, matrix: jax.Array, agents: Sequence[str] | None = None) -> Observations:
