@@ -1,0 +1,370 @@
+"""Metric loggers: the IO boundary of a training run.
+
+Loggers run on the host between jitted chunks and are never called inside ``jit`` (no
+``jax.debug.callback`` to a logger: the chunk returns its metrics and the host loop logs them).
+Every logger implements the ``Logger`` protocol, ``log(step, metrics)`` and ``close()``, and is a
+context manager. JSONL is the record of a run (``read_jsonl`` and the plots read it back); CSV is
+for spreadsheets; TensorBoard and Weights & Biases are optional and imported only when used.
+
+Values are converted to Python ``int``/``float``/``bool`` first (``to_python_scalars``), so JAX and
+numpy scalars are fine and non-scalar arrays fail with the metric's name. NaN and infinities are
+written as JSON's ``NaN``/``Infinity`` extensions (Python's ``json`` default) rather than
+dropped: a diverging run must show up in its log.
+
+Resuming: pass ``resume_step`` to ``JsonlLogger``/``CsvLogger`` (the checkpoint's step) to drop
+the records a crashed run logged after that checkpoint, so the resumed run's file equals an
+uninterrupted run's.
+
+Example::
+
+    with make_logger(("jsonl", "csv"), run_dir) as logger:
+        logger.log(update, {"env_steps": env_steps, "episode_return": mean_return})
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+Scalar = int | float | bool
+STEP_KEY = "step"
+
+
+@runtime_checkable
+class Logger(Protocol):
+    """Anything that records scalar metrics against an integer step."""
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        """Records ``metrics`` (scalars) for ``step``."""
+        ...
+
+    def close(self) -> None:
+        """Flushes and releases files or connections; further ``log`` calls are errors."""
+        ...
+
+
+class _LoggerBase:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def to_python_scalars(metrics: Mapping[str, Any]) -> dict[str, Scalar]:
+    """Converts JAX/numpy scalars (and 1-element arrays) to Python ``int``/``float``/``bool``.
+
+    Raises:
+        TypeError: a key is not a string or a value is not a number.
+        ValueError: a value is an array with more than one element.
+    """
+    converted: dict[str, Scalar] = {}
+    for name, value in metrics.items():
+        if not isinstance(name, str):
+            raise TypeError(f"metric names must be strings, got {name!r} ({type(name).__name__})")
+        if isinstance(value, bool | int | float):
+            converted[name] = value
+            continue
+        try:
+            array = np.asarray(value)
+        except Exception as error:  # e.g. an object numpy cannot convert
+            raise TypeError(f"metric {name!r} is a {type(value).__name__}, not a number") from error
+        if array.size != 1:
+            raise ValueError(
+                f"metric {name!r} has shape {array.shape}; log a scalar (e.g. its mean over "
+                f"seeds and envs) or one metric per element"
+            )
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"metric {name!r} has dtype {array.dtype}, not a number")
+        converted[name] = array.reshape(()).item()
+    return converted
+
+
+def _record(step: int, metrics: Mapping[str, Any]) -> dict[str, Scalar]:
+    scalars = to_python_scalars(metrics)
+    if STEP_KEY in scalars:
+        raise ValueError(
+            f"metric name {STEP_KEY!r} is reserved for the step argument of log(); rename it "
+            f"(e.g. 'update' or 'env_steps')"
+        )
+    return {STEP_KEY: int(step), **scalars}
+
+
+def _prepare_file(path: str | os.PathLike) -> Path:
+    path = Path(path).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# --------------------------------------------------------------------------- JSON lines
+class JsonlLogger(_LoggerBase):
+    """One JSON object per line, ``{"step": step, **metrics}``; appends and flushes every call.
+
+    Args:
+        path: the ``.jsonl`` file (created with its folder; an existing file is appended to).
+        resume_step: drop existing records with ``step > resume_step`` first (resuming from a
+            checkpoint at that step).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, resume_step: int | None = None) -> None:
+        self.path = _prepare_file(path)
+        if resume_step is not None and self.path.exists():
+            kept = [r for r in read_jsonl(self.path) if r.get(STEP_KEY, -1) <= resume_step]
+            _replace_text(self.path, "".join(json.dumps(r) + "\n" for r in kept))
+        self._file = self.path.open("a")
+        # A crash mid-write can leave a last line without its newline; do not glue onto it.
+        if self._file.tell() > 0 and _last_byte(self.path) != b"\n":
+            self._file.write("\n")
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        self._file.write(json.dumps(_record(step, metrics)) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1)
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Reads a ``JsonlLogger`` file back (a truncated last line, from a crash, is skipped).
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a line other than the last is not JSON (names the line number).
+    """
+    path = Path(path)
+    lines = path.read_text().splitlines()
+    records = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as error:
+            if number == len(lines):
+                warnings.warn(
+                    f"{path}: skipped a truncated last line ({line[:60]!r}), left by a run that "
+                    f"stopped while writing",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
+            raise ValueError(
+                f"{path}:{number} is not valid JSON ({error}): {line[:80]!r}"
+            ) from None
+    return records
+
+
+# --------------------------------------------------------------------------- CSV
+class CsvLogger(_LoggerBase):
+    """A CSV file with a header row; ``step`` first, then metrics in first-seen order.
+
+    New keys policy: when a row brings metric names the header lacks, the file is rewritten with
+    the widened header (earlier rows get empty cells), via a temporary file and an atomic
+    rename, so the file is always one valid table that ``csv``/pandas read directly. This costs
+    one rewrite per new name, which happens a handful of times per run. Rows missing a known
+    name get an empty cell. Floats are written with ``repr`` (exact round trip).
+
+    Args:
+        path: the ``.csv`` file (created with its folder; an existing file is appended to and
+            its header reused).
+        resume_step: drop existing rows with ``step > resume_step`` first.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, resume_step: int | None = None) -> None:
+        self.path = _prepare_file(path)
+        self._columns: list[str] = []
+        if self.path.exists() and self.path.stat().st_size > 0:
+            columns, rows = _read_csv(self.path)
+            if resume_step is not None:
+                rows = [r for r in rows if _csv_step(r) <= resume_step]
+                _replace_text(self.path, _csv_text(columns, rows))
+            self._columns = columns
+        self._file = None if not self._columns else self.path.open("a", newline="")
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        record = _record(step, metrics)
+        new = [name for name in record if name not in self._columns]
+        if new:
+            self._widen(new)
+        assert self._file is not None
+        writer = csv.DictWriter(self._file, fieldnames=self._columns, restval="")
+        writer.writerow(record)  # str(float) is repr: the shortest exact round trip
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _widen(self, new: list[str]) -> None:
+        rows = _read_csv(self.path)[1] if self._columns else []
+        self.close()
+        self._columns = self._columns + new
+        _replace_text(self.path, _csv_text(self._columns, rows))
+        self._file = self.path.open("a", newline="")
+
+
+def _csv_step(row: Mapping[str, str]) -> int:
+    try:
+        return int(row.get(STEP_KEY) or -1)
+    except ValueError:
+        return -1
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+def _csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, str]]) -> str:
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), restval="", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Replaces ``path``'s contents atomically (write a sibling, fsync, rename)."""
+    partial = path.with_name(f".{path.name}.partial")
+    with partial.open("w", newline="") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    partial.replace(path)
+
+
+# --------------------------------------------------------------------------- optional
+class TensorBoardLogger(_LoggerBase):
+    """Scalars to TensorBoard event files through ``tensorboardX`` (optional dependency).
+
+    Raises:
+        ImportError: tensorboardX is not installed (the message says how to install it).
+    """
+
+    def __init__(self, logdir: str | os.PathLike, **writer_kwargs: Any) -> None:
+        try:
+            from tensorboardX import SummaryWriter
+        except ImportError as error:
+            raise ImportError(
+                "TensorBoardLogger needs tensorboardX, which is not installed: "
+                "pip install tensorboardX (or log with 'jsonl'/'csv' only)"
+            ) from error
+        self.logdir = Path(logdir).expanduser()
+        self._writer = SummaryWriter(logdir=str(self.logdir), **writer_kwargs)
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        for name, value in to_python_scalars(metrics).items():
+            self._writer.add_scalar(name, value, global_step=int(step))
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class WandbLogger(_LoggerBase):
+    """Scalars to Weights & Biases (optional dependency); host side only, never inside ``jit``.
+
+    Args:
+        **init_kwargs: passed to ``wandb.init`` (``project``, ``entity``, ``config``, ...).
+
+    Raises:
+        ImportError: wandb is not installed (the message says how to install it).
+    """
+
+    def __init__(self, **init_kwargs: Any) -> None:
+        try:
+            import wandb
+        except ImportError as error:
+            raise ImportError(
+                "WandbLogger needs wandb, which is not installed: pip install wandb "
+                "(or log with 'jsonl'/'csv' only)"
+            ) from error
+        self._run = wandb.init(**init_kwargs)
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        self._run.log(to_python_scalars(metrics), step=int(step))
+
+    def close(self) -> None:
+        self._run.finish()
+
+
+# --------------------------------------------------------------------------- composition
+class MultiLogger(_LoggerBase):
+    """Sends every call to several loggers; ``close`` closes all of them even if one fails."""
+
+    def __init__(self, loggers: Iterable[Logger]) -> None:
+        self.loggers = list(loggers)
+
+    def log(self, step: int, metrics: Mapping[str, Any]) -> None:
+        for logger in self.loggers:
+            logger.log(step, metrics)
+
+    def close(self) -> None:
+        errors = []
+        for logger in self.loggers:
+            try:
+                logger.close()
+            except Exception as error:  # close the others first, then report
+                errors.append(error)
+        if errors:
+            raise errors[0]
+
+
+LOGGER_NAMES = ("jsonl", "csv", "tensorboard", "wandb")
+
+
+def make_logger(
+    names: Sequence[str],
+    run_dir: str | os.PathLike,
+    *,
+    resume_step: int | None = None,
+    wandb_kwargs: Mapping[str, Any] | None = None,
+) -> MultiLogger:
+    """The loggers of a run directory by name: ``metrics.jsonl``, ``metrics.csv``, ``tb/``, W&B.
+
+    Args:
+        names: any of ``"jsonl"``, ``"csv"``, ``"tensorboard"``, ``"wandb"``.
+        run_dir: the run directory.
+        resume_step: passed to the file loggers (drop records after the resumed checkpoint).
+        wandb_kwargs: keywords for ``wandb.init``.
+
+    Raises:
+        ValueError: an unknown name.
+        ImportError: an optional logger's package is missing.
+    """
+    unknown = [name for name in names if name not in LOGGER_NAMES]
+    if unknown:
+        raise ValueError(f"unknown logger(s) {unknown}; choose from {list(LOGGER_NAMES)}")
+    run_dir = Path(run_dir)
+    builders = {
+        "jsonl": lambda: JsonlLogger(run_dir / "metrics.jsonl", resume_step=resume_step),
+        "csv": lambda: CsvLogger(run_dir / "metrics.csv", resume_step=resume_step),
+        "tensorboard": lambda: TensorBoardLogger(run_dir / "tb"),
+        "wandb": lambda: WandbLogger(**dict(wandb_kwargs or {})),
+    }
+    loggers: list[Logger] = []
+    try:
+        for name in dict.fromkeys(names):
+            loggers.append(builders[name]())
+    except Exception:
+        MultiLogger(loggers).close()
+        raise
+    return MultiLogger(loggers)
