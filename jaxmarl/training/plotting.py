@@ -1,0 +1,179 @@
+"""Learning-curve figures from logged metrics (host side, after or between chunks).
+
+matplotlib is optional (``pip install 'jaxmarl[viz]'``) and imported only when a plot is drawn.
+Figures are drawn on matplotlib's Agg canvas through the object API (``Figure``), never
+``pyplot``: no global backend switch, nothing left open, safe in headless runs and threads.
+Files are written to a temporary name and renamed, so a viewer never sees half a PNG.
+
+Example::
+
+    plot_learning_curve(run_dir / "metrics.jsonl", path=run_dir / "curve.png")
+    plot_curves({"IPPO": (steps, ippo_returns), "MAPPO": (steps, mappo_returns)}, "cmp.png")
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Records = Sequence[Mapping[str, Any]]
+
+
+def plot_learning_curve(
+    records: Records | str | os.PathLike,
+    x: str = "env_steps",
+    y: str = "episode_return",
+    path: str | os.PathLike = "curve.png",
+    title: str | None = None,
+    ylabel: str | None = None,
+) -> Path:
+    """Plots ``y`` against ``x`` from metric records (or a ``metrics.jsonl`` file).
+
+    Records without both keys, or with a non-finite ``y``, are skipped. When records carry a
+    ``"seed"`` key the curve is the mean over seeds with a min/max band; seeds logged at
+    different ``x`` are interpolated onto the ``x`` values inside every seed's range.
+
+    Args:
+        records: dicts as logged (``read_jsonl``), or the path of a JSONL file.
+        x: the horizontal key, e.g. ``"env_steps"`` or ``"step"``.
+        y: the vertical key.
+        path: the PNG to write (its folder is created).
+        title: figure title (default: none).
+        ylabel: vertical axis label (default: ``y``).
+
+    Returns:
+        ``path`` as a ``Path``.
+
+    Raises:
+        ValueError: no record has both ``x`` and ``y`` (the message lists the keys there are).
+        ImportError: matplotlib is not installed.
+    """
+    if isinstance(records, str | os.PathLike):
+        from jaxmarl.training.logging import read_jsonl
+
+        records = read_jsonl(records)
+    by_seed: dict[Any, list[tuple[float, float]]] = {}
+    for record in records:
+        if x in record and y in record and _is_finite(record[y]):
+            by_seed.setdefault(record.get("seed"), []).append((record[x], record[y]))
+    if not by_seed:
+        keys = sorted({key for record in records for key in record})
+        raise ValueError(
+            f"no record has both x={x!r} and a finite y={y!r} ({len(records)} records); "
+            f"available keys: {keys}"
+        )
+    curves = [np.asarray(sorted(points), dtype=np.float64).T for points in by_seed.values()]
+    xs, ys = _align(curves)
+    label = y if len(curves) == 1 else f"{y} (mean of {len(curves)} seeds, min-max band)"
+    return plot_curves(
+        {label: (xs, ys)},
+        path,
+        xlabel=x,
+        ylabel=ylabel or y,
+        title=title,
+        legend=len(curves) > 1,
+    )
+
+
+def plot_curves(
+    series: Mapping[str, tuple[Any, Any]],
+    path: str | os.PathLike,
+    *,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+    legend: bool = True,
+    figsize: tuple[float, float] = (6.4, 4.0),
+    dpi: int = 120,
+) -> Path:
+    """Plots several labelled curves on one axis, e.g. two algorithms or two configs.
+
+    Args:
+        series: ``label -> (xs, ys)`` with ``xs`` of shape ``[T]`` and ``ys`` of shape ``[T]``,
+            or ``[num_seeds, T]`` for a mean line with a min/max band.
+        path: the PNG to write (its folder is created).
+        xlabel / ylabel / title: axis labels and title.
+        legend: draw a legend with the labels.
+        figsize / dpi: figure size in inches and resolution.
+
+    Returns:
+        ``path`` as a ``Path``.
+
+    Raises:
+        ValueError: a series' shapes do not fit, or ``series`` is empty.
+        ImportError: matplotlib is not installed.
+    """
+    if not series:
+        raise ValueError("plot_curves needs at least one series (label -> (xs, ys))")
+    Figure, FigureCanvasAgg = _matplotlib()
+    figure = Figure(figsize=figsize, dpi=dpi)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    for label, (xs, ys) in series.items():
+        xs, ys = np.asarray(xs, dtype=np.float64), np.asarray(ys, dtype=np.float64)
+        if xs.ndim != 1 or ys.ndim not in (1, 2) or ys.shape[-1] != xs.shape[0]:
+            raise ValueError(
+                f"series {label!r}: xs must be [T] and ys [T] or [num_seeds, T]; got xs "
+                f"{xs.shape} and ys {ys.shape}"
+            )
+        if ys.ndim == 2:
+            (line,) = axes.plot(xs, ys.mean(axis=0), label=label)
+            axes.fill_between(
+                xs, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.25
+            )
+        else:
+            axes.plot(xs, ys, label=label)
+    axes.set_xlabel(xlabel or "")
+    axes.set_ylabel(ylabel or "")
+    if title:
+        axes.set_title(title)
+    axes.grid(alpha=0.3)
+    if legend:
+        axes.legend()
+    figure.tight_layout()
+    return _save(figure, Path(path))
+
+
+def _is_finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _align(curves: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Aligns ``[2, n_i]`` (x, y) curves: x grid ``[T]``, ys ``[T]`` or ``[num_seeds, T]``."""
+    if len(curves) == 1:
+        return curves[0][0], curves[0][1]
+    first_xs = curves[0][0]
+    if all(c.shape == curves[0].shape and np.array_equal(c[0], first_xs) for c in curves):
+        return first_xs, np.stack([c[1] for c in curves])
+    # Different x per seed: interpolate onto the union of xs where every seed has data.
+    low, high = max(c[0][0] for c in curves), min(c[0][-1] for c in curves)
+    grid = np.unique(np.concatenate([c[0] for c in curves]))
+    grid = grid[(grid >= low) & (grid <= high)]
+    if grid.size == 0:
+        raise ValueError("the seeds' x ranges do not overlap; plot them with plot_curves instead")
+    return grid, np.stack([np.interp(grid, c[0], c[1]) for c in curves])
+
+
+def _matplotlib():
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as error:
+        raise ImportError(
+            "plotting needs matplotlib, which is not installed: pip install 'jaxmarl[viz]' "
+            "(or pip install matplotlib)"
+        ) from error
+    return Figure, FigureCanvasAgg
+
+
+def _save(figure: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    figure.savefig(partial, format=path.suffix.lstrip(".") or "png")
+    partial.replace(path)
+    return path
