@@ -376,7 +376,7 @@ def make_ppo(config: PPOConfig) -> Learner:
                 params, opt_state = carry
                 grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
                 updates, opt_state = optimiser.update(grads, opt_state, params)
-                metrics["grad_norm"] = optax.global_norm(grads)
+                metrics["grad_norm"] = optax.tree.norm(grads)
                 return (optax.apply_updates(params, updates), opt_state), metrics
 
             (params, opt_state), metrics = jax.lax.scan(
