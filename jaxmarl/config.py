@@ -1,0 +1,415 @@
+"""Typed, frozen configs: dataclass defaults, then a YAML preset, then command-line overrides.
+
+``load_config(PPOConfig, preset, ["run.seed=3", "network.trunk_sizes=[128,128]"])`` starts from
+``OmegaConf.structured(PPOConfig)`` (the dataclass defaults and field types), merges the preset,
+then each ``key=value`` override (OmegaConf dotlist syntax, nested keys with dots, lists in
+brackets), and finally builds the frozen dataclass, so ``__post_init__`` validation runs. An
+unknown key, a value of the wrong type, a missing required value or a malformed override raises
+``ConfigError`` naming the key, where it came from (preset file or override) and the fix (valid
+keys and close matches), before anything imports JAX.
+
+Only omegaconf is used here; hydra, if used at all, stays in the command-line layer. Floats in
+YAML files are written ``1.0e-3``: YAML 1.1 readers take ``1e-3`` for a string (typed fields are
+converted anyway, but fields typed ``Any``, such as ``env_kwargs`` values, are not).
+
+Presets live in the repository's ``configs/<alg>/<name>.yaml`` and ship in the wheel as
+``jaxmarl/configs/`` (see setup.py); ``preset_path(alg, name)`` finds them in either install.
+
+A run directory keeps its config (``save_config``); ``--resume`` reads it back with
+``config_from_file`` and ``diff_configs`` lists what a new command line would change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import typing
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_HEADER = "# jaxmarl config {name} (written by jaxmarl.config.save_config)\n"
+
+
+class ConfigError(ValueError):
+    """A preset or override does not fit the config dataclass (unknown key, wrong type, ...)."""
+
+
+# --------------------------------------------------------------------------- loading
+def load_config(
+    config_cls: type[T],
+    preset: str | os.PathLike | None = None,
+    overrides: Sequence[str] = (),
+) -> T:
+    """Builds a frozen ``config_cls`` from its defaults, a YAML preset and ``key=value`` overrides.
+
+    Args:
+        config_cls: a dataclass (nested dataclasses, tuples, lists and dicts allowed).
+        preset: a YAML file merged over the defaults (``preset_path(alg, name)`` finds packaged
+            presets by name), or ``None``.
+        overrides: ``"key=value"`` / ``"section.key=value"`` strings applied in order after the
+            preset, e.g. ``("lr=1.0e-3", "network.trunk_sizes=[64,64]")``.
+
+    Returns:
+        The ``config_cls`` instance (its ``__post_init__`` validation has run).
+
+    Raises:
+        ConfigError: an unknown key, a wrong type, a missing required value, a malformed
+            override or unreadable YAML; the message names the key, its source and the fix.
+        FileNotFoundError: ``preset`` does not exist.
+        ValueError: raised by the dataclass's own ``__post_init__`` validation, unchanged.
+    """
+    return _load(config_cls, preset, overrides, preset_label="preset")
+
+
+def config_from_file(config_cls: type[T], path: str | os.PathLike) -> T:
+    """Reads a config written by ``save_config`` (e.g. ``RUN_DIR/config.yaml`` for ``--resume``).
+
+    Raises:
+        ConfigError: the file was written for another config class or does not fit this one.
+        FileNotFoundError: no such file.
+    """
+    path = Path(path)
+    if path.is_file():
+        first_line = path.read_text().partition("\n")[0] + "\n"
+        written_for = _parse_header(first_line)
+        if written_for is not None and written_for != _class_name(config_cls):
+            raise ConfigError(
+                f"{path} was written for {written_for}, not {_class_name(config_cls)}; "
+                f"resume with the learner that wrote it"
+            )
+    return _load(config_cls, path, (), preset_label="saved config")
+
+
+def _load(
+    config_cls: type[T],
+    preset: str | os.PathLike | None,
+    overrides: Sequence[str],
+    *,
+    preset_label: str,
+) -> T:
+    from omegaconf import OmegaConf
+
+    if not (isinstance(config_cls, type) and dataclasses.is_dataclass(config_cls)):
+        raise TypeError(f"config_cls must be a dataclass type, got {config_cls!r}")
+    if isinstance(overrides, str):
+        raise TypeError(f"overrides must be a sequence of 'key=value' strings, got {overrides!r}")
+    merged = OmegaConf.structured(config_cls)
+    if preset is not None:
+        path = Path(preset)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{preset_label} {path} does not exist; for a packaged preset use "
+                f"jaxmarl.config.preset_path(alg, name) (available: {available_presets()})"
+            )
+        source = f"{preset_label} {path}"
+        merged = _merge(merged, _read_yaml(path, source), config_cls, source)
+    for item in overrides:
+        source = f"override {item!r}"
+        merged = _merge(merged, _parse_override(item), config_cls, source)
+    return _instantiate(merged, config_cls)
+
+
+def _read_yaml(path: Path, source: str) -> Any:
+    from omegaconf import DictConfig, OmegaConf
+
+    try:
+        data = OmegaConf.load(path)
+    except Exception as error:  # yaml.YAMLError and friends
+        raise ConfigError(f"{source} is not valid YAML: {error}") from error
+    if not isinstance(data, DictConfig):
+        raise ConfigError(
+            f"{source} must hold a mapping of config keys (key: value lines), not a "
+            f"{type(data).__name__}"
+        )
+    return data
+
+
+def _parse_override(item: str) -> Any:
+    from omegaconf import OmegaConf
+
+    if not isinstance(item, str) or "=" not in item or item.startswith(("+", "~", "=")):
+        raise ConfigError(
+            f"override {item!r} must look like key=value or section.key=value "
+            f"(e.g. run.seed=3, network.trunk_sizes=[64,64]); hydra's +key/~key are not supported"
+        )
+    try:
+        return OmegaConf.from_dotlist([item])
+    except Exception as error:
+        raise ConfigError(f"override {item!r} cannot be parsed: {error}") from error
+
+
+def _merge(base: Any, update: Any, config_cls: type, source: str) -> Any:
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError, OmegaConfBaseException
+
+    try:
+        return OmegaConf.merge(base, update)
+    except ConfigKeyError as error:
+        raise ConfigError(_unknown_key_message(error.full_key, config_cls, source)) from None
+    except OmegaConfBaseException as error:
+        raise ConfigError(_bad_value_message(error, base, update, config_cls, source)) from None
+
+
+def _instantiate(merged: Any, config_cls: type[T]) -> T:
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue, OmegaConfBaseException
+
+    try:
+        return OmegaConf.to_object(merged)
+    except MissingMandatoryValue as error:
+        raise ConfigError(
+            f"config key {error.full_key!r} of {config_cls.__name__} has no default and was not "
+            f"set; set it in the preset or with {error.full_key}=VALUE"
+        ) from None
+    except OmegaConfBaseException as error:
+        raise ConfigError(f"cannot build {config_cls.__name__}: {error}") from None
+
+
+# --------------------------------------------------------------------------- error messages
+def _field_types(cls: type) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(cls)}
+
+
+def _dotted_keys(cls: type, prefix: str = "") -> list[str]:
+    keys = []
+    for name, kind in _field_types(cls).items():
+        keys.append(prefix + name)
+        if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+            keys += _dotted_keys(kind, f"{prefix}{name}.")
+    return keys
+
+
+def _resolve(cls: type, dotted: str) -> tuple[type | None, Any]:
+    """(the dataclass holding the last part of ``dotted``, the field's type) or (None, None)."""
+    owner: Any = cls
+    parts = dotted.split(".")
+    for depth, part in enumerate(parts):
+        if not (isinstance(owner, type) and dataclasses.is_dataclass(owner)):
+            return None, None
+        kind = _field_types(owner).get(part)
+        if depth == len(parts) - 1:
+            return owner, kind
+        owner = kind
+    return None, None
+
+
+def _unknown_key_message(full_key: str, config_cls: type, source: str) -> str:
+    parent, _, leaf = str(full_key).rpartition(".")
+    owner, _ = _resolve(config_cls, f"{parent}.x" if parent else "x")
+    valid = sorted(f.name for f in dataclasses.fields(owner)) if owner else []
+    where = f"'{parent}' ({owner.__name__})" if parent and owner else config_cls.__name__
+    all_keys = _dotted_keys(config_cls)
+    suggestions = difflib.get_close_matches(str(full_key), all_keys, n=3, cutoff=0.6)
+    suggestions += [k for k in all_keys if k.rpartition(".")[2] == leaf and k not in suggestions]
+    hint = f" Did you mean {', '.join(repr(s) for s in suggestions[:3])}?" if suggestions else ""
+    return (
+        f"unknown config key {full_key!r} in {source}.{hint} Valid keys of {where}: "
+        f"{', '.join(valid)}. Fix the name (keys of nested sections take a dot: "
+        f"section.key=value)."
+    )
+
+
+def _bad_value_message(error: Any, base: Any, update: Any, config_cls: type, source: str) -> str:
+    from omegaconf import Container, OmegaConf
+
+    # Errors inside lists come without a key (and with omegaconf's message template unfilled).
+    full_key = str(getattr(error, "full_key", "") or "") or _failing_key(base, update)
+    message = str(getattr(error, "msg", None) or error).split("\n")[0]
+    if "$VALUE" in message:
+        message = f"an element could not be converted ({error.__context__})"
+    key = full_key.split("[")[0]
+    _, kind = _resolve(config_cls, key) if key else (None, None)
+    expected = ""
+    if kind is not None:
+        default = OmegaConf.select(base, key, default=None)
+        if isinstance(default, Container):
+            default = OmegaConf.to_container(default)
+        shown = f" (default: {default!r})" if default is not None else ""
+        expected = f" Expected {_type_name(kind)}{shown}."
+    return f"invalid value for config key {full_key!r} in {source}: {message}.{expected}"
+
+
+def _failing_key(base: Any, update: Any) -> str:
+    """The first dotted key of ``update`` that does not merge into ``base`` on its own."""
+    from omegaconf import OmegaConf
+
+    for key, value in _flatten(OmegaConf.to_container(update)).items():
+        try:
+            OmegaConf.merge(base, _nest(key, value))
+        except Exception:
+            return key
+    return ""
+
+
+def _nest(dotted: str, value: Any) -> dict[str, Any]:
+    for part in reversed(dotted.split(".")):
+        value = {part: value}
+    return value
+
+
+def _type_name(kind: Any) -> str:
+    if isinstance(kind, type) and not typing.get_args(kind):
+        return kind.__name__
+    return str(kind).replace("typing.", "")
+
+
+# --------------------------------------------------------------------------- saving
+def config_to_dict(cfg: Any) -> dict[str, Any]:
+    """A config dataclass as plain nested dicts, lists and scalars (YAML/JSON ready)."""
+    if not (dataclasses.is_dataclass(cfg) and not isinstance(cfg, type)):
+        raise TypeError(f"config_to_dict takes a dataclass instance, got {type(cfg).__name__}")
+    return _plain(cfg)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def save_config(cfg: Any, path: str | os.PathLike) -> Path:
+    """Writes ``cfg`` as YAML (atomically), readable with ``config_from_file`` or as a preset.
+
+    Returns:
+        ``path`` as a ``Path``.
+    """
+    from omegaconf import OmegaConf
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = _HEADER.format(name=_class_name(type(cfg))) + OmegaConf.to_yaml(
+        OmegaConf.create(config_to_dict(cfg))
+    )
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    partial.replace(path)
+    return path
+
+
+def _class_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _parse_header(line: str) -> str | None:
+    prefix, _, rest = _HEADER.partition("{name}")
+    if line.startswith(prefix) and line.endswith(rest):
+        return line[len(prefix) : len(line) - len(rest)]
+    return None
+
+
+def diff_configs(a: Any, b: Any, *, ignore: Collection[str] = ()) -> list[str]:
+    """The keys whose values differ between two configs, as ``"key: old -> new"`` lines.
+
+    Args:
+        a: the config a run was started with (e.g. ``config_from_file(cls, RUN_DIR/config.yaml)``).
+        b: the config asked for now.
+        ignore: dotted keys, or section prefixes, allowed to differ (e.g. ``"run.total_timesteps"``
+            to extend a run, or ``"run"`` for the whole section).
+
+    Returns:
+        One line per differing key (nested keys dotted, ``<absent>`` for a missing key), in the
+        fields' order; empty when the configs agree.
+    """
+    flat_a, flat_b = _flatten(config_to_dict(a)), _flatten(config_to_dict(b))
+    lines = []
+    for key in list(flat_a) + [k for k in flat_b if k not in flat_a]:
+        if any(key == skip or key.startswith(f"{skip}.") for skip in ignore):
+            continue
+        old, new = flat_a.get(key, _ABSENT), flat_b.get(key, _ABSENT)
+        if old != new or type(old) is not type(new):
+            lines.append(f"{key}: {_show(old)} -> {_show(new)}")
+    return lines
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+_ABSENT = _Absent()
+
+
+def _show(value: Any) -> str:
+    return repr(value)
+
+
+def _flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, Mapping) and value:
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+# --------------------------------------------------------------------------- presets
+def configs_dir() -> Path:
+    """The folder of packaged presets: ``jaxmarl/configs`` in a wheel, else the checkout's
+    ``configs/`` (editable installs and source checkouts keep it next to ``jaxmarl/``).
+
+    Raises:
+        FileNotFoundError: neither exists (a broken install).
+    """
+    import jaxmarl
+
+    package = Path(jaxmarl.__file__).resolve().parent
+    candidates = [package / "configs"]
+    if (package.parent / "pyproject.toml").is_file():
+        candidates.append(package.parent / "configs")
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"jaxmarl's presets folder was not found (looked in {[str(c) for c in candidates]}); "
+        f"reinstall jaxmarl (pip install -e . in the repository, or the wheel)"
+    )
+
+
+def available_presets(alg: str | None = None) -> list[str]:
+    """Preset names ``"<alg>/<name>"`` (or ``"<name>"`` for one ``alg``), sorted."""
+    try:
+        root = configs_dir()
+    except FileNotFoundError:
+        return []
+    if alg is not None:
+        return sorted(p.stem for p in (root / alg).glob("*.yaml"))
+    return sorted(f"{p.parent.name}/{p.stem}" for p in root.glob("*/*.yaml"))
+
+
+def preset_path(alg: str, name: str) -> Path:
+    """The packaged preset ``configs/<alg>/<name>.yaml`` (``name`` with or without ``.yaml``).
+
+    Raises:
+        FileNotFoundError: no such preset; the message lists the presets there are and close
+            matches.
+    """
+    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    root = configs_dir()
+    path = root / alg / f"{stem}.yaml"
+    if path.is_file():
+        return path
+    algs = sorted(
+        p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))
+    )
+    if not (root / alg).is_dir():
+        close = difflib.get_close_matches(alg, algs, n=3)
+        hint = f" Did you mean {close}?" if close else ""
+        raise FileNotFoundError(
+            f"no presets for algorithm {alg!r} in {root}.{hint} Algorithms with presets: {algs}"
+        )
+    names = available_presets(alg)
+    close = difflib.get_close_matches(stem, names, n=3)
+    hint = f" Did you mean {close}?" if close else ""
+    raise FileNotFoundError(
+        f"no preset {stem!r} for {alg!r} (looked for {path}).{hint} Presets for {alg!r}: {names}"
+    )
