@@ -147,7 +147,7 @@ class Checkpointer:
 
         args = ocp.args.Composite(
             **{
-                _STATE_ITEM: ocp.args.StandardSave(state),
+                _STATE_ITEM: ocp.args.StandardSave(_without_empty(state)),
                 _METADATA_ITEM: ocp.args.JsonSave(metadata_json),
             }
         )
@@ -336,7 +336,7 @@ def save_params(path: str | os.PathLike, params: PyTree, *, overwrite: bool = Fa
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.parent / f".{path.name}.partial-{uuid.uuid4().hex[:8]}"
     with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
-        checkpointer.save(staging, args=ocp.args.StandardSave(params))
+        checkpointer.save(staging, args=ocp.args.StandardSave(_without_empty(params)))
     _write_manifest(staging)
     if path.exists():
         retired = path.parent / f".{path.name}.replaced-{uuid.uuid4().hex[:8]}"
@@ -451,9 +451,38 @@ def _verify_manifest(root: Path, *, where: str, hint: str) -> None:
         raise CheckpointCorruptError(f"{where} is corrupt: file {file} {problem}; {hint}")
 
 
+def _is_empty(leaf: Any) -> bool:
+    return hasattr(leaf, "shape") and int(np.prod(leaf.shape)) == 0
+
+
+def _without_empty(tree: PyTree) -> PyTree:
+    """Zero-size arrays (e.g. a feed-forward net's empty recurrent state) as ``None``.
+
+    Orbax refuses to write zero-size arrays; they hold no data, so they are left out and
+    rebuilt from the target's shape and dtype on restore.
+    """
+    return jax.tree.map(lambda leaf: None if _is_empty(leaf) else leaf, tree)
+
+
+def _with_empty(restored: PyTree, target: PyTree) -> PyTree:
+    """Put back the zero-size leaves ``_without_empty`` left out, from ``target``."""
+    target_leaves, treedef = jax.tree.flatten(target)
+    restored_leaves = iter(jax.tree.leaves(restored))
+    leaves = [
+        jax.numpy.zeros(leaf.shape, leaf.dtype) if _is_empty(leaf) else next(restored_leaves)
+        for leaf in target_leaves
+    ]
+    return jax.tree.unflatten(treedef, leaves)
+
+
 def _restore_tree(
     directory: Path, target: PyTree | None, *, where: str, hint: str, config_hint: bool = True
 ) -> PyTree:
+    if target is not None and any(_is_empty(leaf) for leaf in jax.tree.leaves(target)):
+        stripped = _restore_tree(
+            directory, _without_empty(target), where=where, hint=hint, config_hint=config_hint
+        )
+        return _with_empty(stripped, target)
     import orbax.checkpoint as ocp
     from etils import epath
 

@@ -117,7 +117,7 @@ class RunConfig:
 
     seed: int = 0
     num_seeds: int = 1
-    total_timesteps: int = 1_000_000
+    total_timesteps: int = 1_048_576  # 2**20: whole updates for power-of-two batch sizes
     updates_per_chunk: int = 10
     checkpoint_every: int = 10
     eval_episodes: int = 64
@@ -139,11 +139,11 @@ def check_num_updates(total_timesteps: int, steps_per_update: int, what: str) ->
     """``total_timesteps / steps_per_update`` as a whole number, or a ValueError with a fix."""
     updates, rest = divmod(total_timesteps, steps_per_update)
     if updates == 0 or rest:
-        lower = max(updates, 1) * steps_per_update
-        upper = (updates + 1) * steps_per_update
+        options = sorted({max(updates, 1) * steps_per_update, (updates + 1) * steps_per_update})
         raise ValueError(
             f"run.total_timesteps={total_timesteps} is not a whole number of updates of "
-            f"{steps_per_update} env steps ({what}); use run.total_timesteps={lower} or {upper}"
+            f"{steps_per_update} env steps ({what}); use run.total_timesteps="
+            + " or ".join(str(o) for o in options)
         )
     return updates
 

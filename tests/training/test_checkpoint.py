@@ -263,3 +263,21 @@ def test_interrupted_params_save_leaves_the_old_subtree(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         save_params(path, {"w": jnp.zeros(3)}, overwrite=True)
     np.testing.assert_array_equal(load_params(path)["w"], np.ones(3))
+
+
+def test_zero_size_leaves_round_trip(tmp_path):
+    """Orbax refuses zero-size arrays; a feed-forward net's empty recurrent state is one."""
+    state = {
+        "carry": jnp.zeros((4, 0), jnp.float32),
+        "goal": jnp.zeros((0,), jnp.int32),
+        "params": jnp.arange(3.0),
+        "key": jax.random.key(1),
+    }
+    checkpointer = Checkpointer(tmp_path / "ckpt")
+    checkpointer.save(1, state)
+    restored = checkpointer.restore(1, target=state)
+    assert restored["carry"].shape == (4, 0) and restored["carry"].dtype == jnp.float32
+    assert restored["goal"].shape == (0,) and restored["goal"].dtype == jnp.int32
+    np.testing.assert_array_equal(restored["params"], state["params"])
+    key_data = jax.random.key_data
+    np.testing.assert_array_equal(key_data(restored["key"]), key_data(state["key"]))

@@ -1,0 +1,248 @@
+"""Command line: ``python -m jaxmarl.train alg=mappo env=MPE_simple_spread_v3 [key=value ...]``.
+
+Arguments are ``key=value`` overrides of the learner's config (nested keys with dots:
+``run.total_timesteps=2000000 network.gru_size=64``), plus three special keys:
+
+* ``alg=ippo|mappo`` (default ``mappo``) picks the learner;
+* ``env=ID`` is short for ``env.env_id=ID``;
+* ``preset=NAME_OR_PATH`` picks a YAML preset; by default ``configs/<alg>/<env>.yaml`` if it
+  exists, else the dataclass defaults.
+
+Options: ``--resume RUN_DIR`` continues a run from its latest checkpoint (overrides must not
+change the saved config); ``--no-progress``; ``--list`` prints algorithms and presets.
+
+Everything is checked before anything compiles: unknown algorithms, envs, keys and invalid
+values fail with a message that names the fix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import difflib
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from jaxmarl.config import (
+    ConfigError,
+    available_presets,
+    config_from_file,
+    config_to_dict,
+    diff_configs,
+    load_config,
+    preset_path,
+    save_config,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithm:
+    """How to build one learner from the command line."""
+
+    module: str
+    config_class: str
+    make: str
+    fixed: tuple[str, ...] = ()  # overrides that define the algorithm
+
+    def load(self):
+        module = importlib.import_module(self.module)
+        return getattr(module, self.config_class), getattr(module, self.make)
+
+
+ALGORITHMS = {
+    "ippo": Algorithm("jaxmarl.baselines.ppo", "PPOConfig", "make_ppo", ("critic=local",)),
+    "mappo": Algorithm("jaxmarl.baselines.ppo", "PPOConfig", "make_ppo", ("critic=centralised",)),
+}
+DEFAULT_ALG = "mappo"
+DEFAULT_ENV = "MPE_simple_spread_v3"
+
+
+class UsageError(ValueError):
+    """A command line that cannot be run (message says what to change)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    alg: str
+    config: object
+    run_dir: Path
+    resume: bool
+    show_progress: bool
+
+
+def parse(argv: Sequence[str]) -> Command:
+    """Turn the command line into a validated config and run directory (no JAX work)."""
+    overrides: list[str] = []
+    special: dict[str, str] = {}
+    resume_dir: str | None = None
+    show_progress = True
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg == "--resume":
+            if not args:
+                raise UsageError("--resume needs a run directory: --resume runs/NAME")
+            resume_dir = args.pop(0)
+        elif arg.startswith("--resume="):
+            resume_dir = arg.split("=", 1)[1]
+        elif arg == "--no-progress":
+            show_progress = False
+        elif arg.startswith("-"):
+            raise UsageError(f"unknown option {arg!r}; options: --resume RUN_DIR, --no-progress")
+        elif "=" not in arg:
+            raise UsageError(f"arguments are key=value, got {arg!r} (e.g. run.seed=1)")
+        else:
+            key, value = arg.split("=", 1)
+            if key in ("alg", "env", "preset"):
+                special[key] = value
+            else:
+                overrides.append(arg)
+
+    if resume_dir is not None:
+        return _resume_command(Path(resume_dir), special, overrides, show_progress)
+
+    alg = special.get("alg", DEFAULT_ALG)
+    algorithm = _algorithm(alg)
+    config_cls, _ = algorithm.load()
+    env_id = special.get("env")
+    preset = _preset(alg, special.get("preset"), env_id or DEFAULT_ENV)
+    all_overrides = list(algorithm.fixed) + overrides
+    if env_id is not None:
+        all_overrides.insert(0, f"env.env_id={env_id}")
+    config = load_config(config_cls, preset, all_overrides)
+    run_config = config.run
+    name = run_config.name or (
+        f"{alg}_{config.env.env_id}_{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    )
+    run_dir = Path(run_config.out_dir) / name
+    if (run_dir / "checkpoints").exists():
+        raise UsageError(
+            f"{run_dir} already holds a run; pick another run.name or continue it with "
+            f"--resume {run_dir}"
+        )
+    return Command(alg, config, run_dir, resume=False, show_progress=show_progress)
+
+
+def _resume_command(run_dir, special, overrides, show_progress) -> Command:
+    info_path = run_dir / "run.json"
+    if not info_path.is_file():
+        raise UsageError(f"{run_dir} is not a jaxmarl run directory (no run.json)")
+    alg = json.loads(info_path.read_text())["alg"]
+    if special.get("alg", alg) != alg:
+        raise UsageError(f"{run_dir} was trained with alg={alg}, not alg={special['alg']}")
+    config_cls, _ = _algorithm(alg).load()
+    saved = config_from_file(config_cls, run_dir / "config.yaml")
+    if overrides or "env" in special:
+        extra = [f"env.env_id={special['env']}"] if "env" in special else []
+        wanted = load_config(config_cls, run_dir / "config.yaml", extra + overrides)
+        changed = diff_configs(saved, wanted)
+        if changed:
+            raise UsageError(
+                "resuming with a different config is not supported; these differ from "
+                f"{run_dir / 'config.yaml'}: {'; '.join(changed)}. Drop the overrides, or "
+                "start a new run"
+            )
+    return Command(alg, saved, run_dir, resume=True, show_progress=show_progress)
+
+
+def _algorithm(alg: str) -> Algorithm:
+    if alg not in ALGORITHMS:
+        close = difflib.get_close_matches(alg, list(ALGORITHMS), n=2, cutoff=0.4)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(f"unknown algorithm alg={alg!r}{hint} (choose from {list(ALGORITHMS)})")
+    return ALGORITHMS[alg]
+
+
+def _preset(alg: str, preset: str | None, env_id: str) -> Path | None:
+    if preset is not None:
+        path = Path(preset)
+        return path if path.suffix in (".yaml", ".yml") and path.exists() else preset_path(
+            alg, preset
+        )
+    return preset_path(alg, env_id) if env_id in available_presets(alg) else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if argv and argv[0] == "--list":
+        print("algorithms:", ", ".join(ALGORITHMS))
+        print("presets:", ", ".join(available_presets()) or "(none)")
+        return 0
+    try:
+        command = parse(argv)
+    except (UsageError, ConfigError, ValueError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return execute(command)
+
+
+def execute(command: Command) -> int:
+    from jaxmarl.training.loop import run
+
+    config, run_dir = command.config, command.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if not command.resume:
+        save_config(config, run_dir / "config.yaml")
+        info = {"alg": command.alg, "created": dt.datetime.now().isoformat(timespec="seconds")}
+        (run_dir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
+    _, make = _algorithm(command.alg).load()
+    learner = make(config)
+    settings = config.run
+    print(
+        f"{command.alg} on {config.env.env_id}: {settings.total_timesteps:,} env steps x "
+        f"{settings.num_seeds} seed(s), {learner.num_updates} updates -> {run_dir}"
+    )
+    result = run(
+        learner,
+        run_dir,
+        seed=settings.seed,
+        num_seeds=settings.num_seeds,
+        updates_per_chunk=settings.updates_per_chunk,
+        checkpoint_every=settings.checkpoint_every,
+        eval_every=settings.eval_every,
+        eval_episodes=settings.eval_episodes,
+        loggers=settings.loggers,
+        resume=command.resume,
+        show_progress=command.show_progress,
+        gif=settings.gif,
+        logger_config=config_to_dict(config),
+    )
+    _summarise(command, result, learner)
+    return 0
+
+
+def _summarise(command, result, learner) -> None:
+    steps = len({row["update"] for row in result.history}) * learner.env_steps_per_update
+    rate = steps * command.config.run.num_seeds / max(result.train_s, 1e-9)
+    lines = [
+        f"| run | {result.run_dir} |",
+        "|---|---|",
+        f"| algorithm | {command.alg} |",
+        f"| env | {command.config.env.env_id} |",
+        f"| compile (s) | {result.compile_s:.1f} |",
+        f"| training env steps/s (all seeds) | {rate:,.0f} |",
+    ]
+    if result.history:
+        last = result.history[-1]["update"]
+        final = [r["episode_return"] for r in result.history if r["update"] == last]
+        lines.append(f"| final episode return (train, per agent) | {sum(final) / len(final):.2f} |")
+    if result.evaluations:
+        lines.append(
+            f"| greedy evaluation return | {result.evaluations[-1]['eval_episode_return']:.2f} |"
+        )
+    for name in ("learning_curve.png", "episode.gif", "metrics.csv"):
+        if (result.run_dir / name).exists():
+            lines.append(f"| {name} | {result.run_dir / name} |")
+    table = "\n".join(lines) + "\n"
+    (result.run_dir / "summary.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

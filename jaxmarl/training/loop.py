@@ -1,0 +1,244 @@
+"""The host loop: jitted chunks of updates, and everything that happens between them.
+
+Inside a chunk nothing touches the host: ``K`` updates of every seed (``vmap``) run as one
+compiled program. Between chunks the host fetches the chunk's metrics, shows progress, writes
+metrics, evaluates, and checkpoints the whole training state. Because a chunk is a pure
+function of the state, stopping after chunk ``k`` and resuming from its checkpoint gives the
+same metrics and parameters as an uninterrupted run.
+
+Run directory::
+
+    RUN_DIR/config.yaml        the resolved config (``--resume`` checks it)
+    RUN_DIR/metrics.jsonl      one row per (update, seed); also metrics.csv
+    RUN_DIR/eval.jsonl         greedy evaluations
+    RUN_DIR/checkpoints/       orbax checkpoints, step = chunks done
+    RUN_DIR/learning_curve.png
+    RUN_DIR/episode.gif        one greedy episode of seed 0 (envs that can render)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from jaxmarl.render import can_render, save_episode_gif
+from jaxmarl.training.checkpoint import Checkpointer
+from jaxmarl.training.config import chunk_sizes
+from jaxmarl.training.learner import Learner, evaluate, record_greedy_episode
+from jaxmarl.training.logging import JsonlLogger, make_logger
+from jaxmarl.training.progress import Progress
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """What ``run`` leaves behind.
+
+    Attributes:
+        state: final training state (leaves ``[num_seeds, ...]``).
+        history: one dict per (update, seed), as written to ``metrics.jsonl``.
+        evaluations: one dict per evaluation (mean over seeds; per-seed rows in eval.jsonl).
+        run_dir: the run directory.
+        compile_s: seconds spent compiling the chunk.
+        train_s: seconds spent running chunks (excluding compile and host work).
+    """
+
+    state: Any
+    history: list[dict]
+    evaluations: list[dict]
+    run_dir: Path
+    compile_s: float
+    train_s: float
+
+
+def seed_keys(seed: int, num_seeds: int) -> jax.Array:
+    """One key per seed (split, never broadcast)."""
+    return jax.random.split(jax.random.key(seed), num_seeds)
+
+
+def run(
+    learner: Learner,
+    run_dir: str | Path,
+    *,
+    seed: int = 0,
+    num_seeds: int = 1,
+    updates_per_chunk: int = 10,
+    checkpoint_every: int = 10,
+    eval_every: int = 0,
+    eval_episodes: int = 64,
+    loggers: Sequence[str] = ("jsonl", "csv"),
+    resume: bool = False,
+    stop_after_chunks: int | None = None,
+    show_progress: bool = True,
+    gif: bool = True,
+    logger_config: dict | None = None,
+) -> RunResult:
+    """Train ``num_seeds`` seeds of ``learner`` in chunks, writing the run directory.
+
+    Args:
+        learner: built by a baseline's ``make_*`` function.
+        run_dir: where config, metrics, checkpoints and plots go.
+        seed, num_seeds: seeds ``split(key(seed), num_seeds)``, trained in parallel.
+        updates_per_chunk: updates per jitted chunk (0: all in one).
+        checkpoint_every: checkpoint every this many chunks (0: only at the end).
+        eval_every: greedy evaluation every this many chunks (0: only at the end).
+        eval_episodes: envs in a greedy evaluation (0: no evaluation).
+        loggers: metric sinks.
+        resume: continue from the latest checkpoint in ``run_dir``.
+        stop_after_chunks: stop early after this many chunks in total (to test resuming).
+        show_progress: progress bar (plain lines when not a terminal).
+        gif: render one greedy episode at the end (if the env family can render).
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    num_updates = learner.num_updates
+    per_chunk = chunk_sizes(num_updates, updates_per_chunk)
+    num_chunks = num_updates // per_chunk
+    checkpointer = Checkpointer(run_dir / "checkpoints")
+    keys = seed_keys(seed, num_seeds)
+    init = jax.jit(jax.vmap(learner.init))
+
+    def chunk_fn(state):
+        return jax.lax.scan(lambda s, _: learner.update(s), state, None, per_chunk)
+
+    chunk = jax.jit(jax.vmap(chunk_fn), donate_argnums=0)
+    start_chunk = 0
+    if resume:
+        latest = checkpointer.latest_step()
+        if latest is None:
+            raise FileNotFoundError(
+                f"no checkpoint in {run_dir / 'checkpoints'}; start without --resume"
+            )
+        state = checkpointer.restore(latest, target=jax.eval_shape(init, keys))
+        start_chunk = latest
+    else:
+        state = init(keys)
+
+    compile_start = time.perf_counter()
+    compiled = chunk.lower(state).compile()
+    compile_s = time.perf_counter() - compile_start
+    evaluate_seeds = jax.jit(
+        jax.vmap(lambda params, key: evaluate(learner, params, key, eval_episodes))
+    )
+    resume_step = start_chunk * per_chunk if resume else None
+    logger = make_logger(
+        loggers, run_dir, resume_step=resume_step, wandb_kwargs={"config": logger_config}
+    )
+    eval_log = JsonlLogger(run_dir / "eval.jsonl", resume_step=resume_step)
+    history: list[dict] = []
+    evaluations: list[dict] = []
+    steps_per_update = learner.env_steps_per_update
+    total_steps = num_updates * steps_per_update
+    last_chunk = num_chunks if stop_after_chunks is None else min(num_chunks, stop_after_chunks)
+    train_s = 0.0
+    progress = Progress(
+        total_steps,
+        desc=run_dir.name,
+        initial=start_chunk * per_chunk * steps_per_update,
+        file=None if show_progress else io.StringIO(),
+    )
+    try:
+        for chunk_index in range(start_chunk, last_chunk):
+            tick = time.perf_counter()
+            state, metrics = compiled(state)
+            metrics = jax.device_get(metrics)  # leaves [num_seeds, per_chunk]
+            train_s += time.perf_counter() - tick
+            rows = _metric_rows(metrics, chunk_index * per_chunk, steps_per_update)
+            for row in rows:
+                logger.log(row["update"], row)
+            history.extend(rows)
+            done_chunks = chunk_index + 1
+            updates_done = done_chunks * per_chunk
+            progress.update(updates_done * steps_per_update, _latest(rows))
+            final = done_chunks == num_chunks
+            if eval_episodes and (final or (eval_every and done_chunks % eval_every == 0)):
+                eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, done_chunks))(keys)
+                result = jax.device_get(evaluate_seeds(state.params, eval_keys))
+                rows = _eval_rows(result, updates_done, updates_done * steps_per_update)
+                for row in rows:
+                    eval_log.log(updates_done, row)
+                evaluations.append(_mean_row(rows))
+            if final or (checkpoint_every and done_chunks % checkpoint_every == 0):
+                checkpointer.save(done_chunks, state, metadata={"updates": updates_done})
+    finally:
+        progress.close()
+        logger.close()
+        eval_log.close()
+    if history:
+        _plot(run_dir, history, loggers)
+    if gif and last_chunk == num_chunks and can_render(learner.env.unwrapped):
+        _write_gif(learner, state, keys[0], run_dir / "episode.gif")
+    return RunResult(
+        state=state,
+        history=history,
+        evaluations=evaluations,
+        run_dir=run_dir,
+        compile_s=compile_s,
+        train_s=train_s,
+    )
+
+
+def _metric_rows(metrics: dict, first_update: int, steps_per_update: int) -> list[dict]:
+    num_seeds, per_chunk = next(iter(metrics.values())).shape[:2]
+    rows = []
+    for offset in range(per_chunk):
+        update = first_update + offset + 1
+        for seed in range(num_seeds):
+            row = {"update": update, "env_steps": update * steps_per_update, "seed": seed}
+            row.update({k: float(v[seed, offset]) for k, v in metrics.items()})
+            rows.append(row)
+    return rows
+
+
+def _latest(rows: list[dict]) -> dict:
+    last_update = rows[-1]["update"]
+    last = [r for r in rows if r["update"] == last_update]
+    return {"episode_return": float(np.mean([r["episode_return"] for r in last]))}
+
+
+def _eval_rows(result: dict, update: int, env_steps: int) -> list[dict]:
+    """One row per seed of a greedy evaluation (``eval_`` + each ``episode_metrics`` key)."""
+    num_seeds = len(next(iter(result.values())))
+    return [
+        {
+            "update": update,
+            "env_steps": env_steps,
+            "seed": seed,
+            **{f"eval_{name}": float(values[seed]) for name, values in result.items()},
+        }
+        for seed in range(num_seeds)
+    ]
+
+
+def _mean_row(rows: list[dict]) -> dict:
+    """Mean over seeds of per-seed rows (``seed`` dropped)."""
+    keys = [k for k in rows[0] if k != "seed"]
+    return {k: float(np.mean([row[k] for row in rows])) for k in keys}
+
+
+def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
+    try:
+        from jaxmarl.training.plotting import plot_learning_curve
+    except ImportError:  # matplotlib is an optional extra
+        return
+    # The whole run's records (a resumed run's history holds only the resumed part).
+    records = run_dir / "metrics.jsonl" if "jsonl" in loggers else history
+    plot_learning_curve(
+        records,
+        x="env_steps",
+        y="episode_return",
+        path=run_dir / "learning_curve.png",
+        ylabel="mean episode return (per agent)",
+    )
+
+
+def _write_gif(learner: Learner, state: Any, key: jax.Array, path: Path) -> None:
+    params = jax.tree.map(lambda x: x[0], state.params)
+    states = jax.jit(lambda p, k: record_greedy_episode(learner, p, k))(params, key)
+    save_episode_gif(learner.env.unwrapped, states, path)
