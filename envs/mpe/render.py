@@ -18,6 +18,7 @@ from typing import Any
 
 import jax
 import numpy as np
+
 from jaxmarl.envs.mpe._world import MPEBase, State
 
 __all__ = ["plot_state", "render_frame", "save_gif"]
@@ -158,7 +159,12 @@ def plot_state(env: MPEBase, state: State, ax: Any = None) -> Any:
 
 
 def save_gif(
-    env: MPEBase, states_sequence: Any, path: str | os.PathLike, *, fps: float = 10.0
+    env: MPEBase,
+    states_sequence: Any,
+    path: str | os.PathLike,
+    *,
+    fps: float = 10.0,
+    size: float = 5.0,
 ) -> str:
     """Write an animated GIF of a sequence of states.
 
@@ -168,6 +174,7 @@ def save_gif(
             2]``, e.g. the output of ``jax.lax.scan``) or a list of single states.
         path: output file (``.gif``).
         fps: frames per second.
+        size: frame side in inches (100 dpi).
 
     Returns:
         ``path`` as a string.
@@ -179,7 +186,7 @@ def save_gif(
     states = _unstack(states_sequence)
     if not states:
         raise ValueError("states_sequence is empty")
-    painter = _Painter(env, _half_width(states))
+    painter = _Painter(env, _half_width(states), size=size)
     frames = []
     for state in states:
         painter.draw(state)

@@ -6,6 +6,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+
 from jaxmarl.envs.mpe._world import (
     CONTINUOUS_ACT,
     DISCRETE_ACT,
@@ -14,7 +15,6 @@ from jaxmarl.envs.mpe._world import (
     State,
     check_count,
 )
-
 from jaxmarl.typing import Observations
 
 __all__ = ["CONTINUOUS_ACT", "DISCRETE_ACT", "SimpleMPE", "State"]

@@ -7,8 +7,8 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxmarl.envs.mpe._world import DISCRETE_ACT, MAX_STEPS, MPEBase, State, check_fixed
 
+from jaxmarl.envs.mpe._world import DISCRETE_ACT, MAX_STEPS, MPEBase, State, check_fixed
 from jaxmarl.typing import Observations
 
 ADVERSARY = "eve_0"

@@ -15,6 +15,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from jaxmarl.envs.mpe._world import (
     CONTINUOUS_ACT,
     MAX_STEPS,
@@ -24,7 +25,6 @@ from jaxmarl.envs.mpe._world import (
     check_count,
     drop_diagonal,
 )
-
 from jaxmarl.typing import Observations
 
 SCORE_FUNCTIONS = ("sum", "min")

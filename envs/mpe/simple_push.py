@@ -7,6 +7,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -16,7 +17,6 @@ from jaxmarl.envs.mpe._world import (
     check_fixed,
     drop_diagonal,
 )
-
 from jaxmarl.typing import Observations
 
 ADVERSARY_COLOUR = (0.75, 0.25, 0.25)

@@ -7,6 +7,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 import numpy as np
+
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -15,7 +16,6 @@ from jaxmarl.envs.mpe._world import (
     check_fixed,
     check_ratio,
 )
-
 from jaxmarl.typing import Observations
 
 LANDMARK_COLOURS = np.array(

@@ -6,6 +6,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -15,7 +16,6 @@ from jaxmarl.envs.mpe._world import (
     check_count,
     drop_diagonal,
 )
-
 from jaxmarl.typing import Observations
 
 ADVERSARY_COLOUR = (0.85, 0.35, 0.35)
