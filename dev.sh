@@ -30,7 +30,7 @@ case "$cmd" in
   setup) setup ;;
   run)
     setup
-    "$VENV/bin/python" -m jaxmarl.random_rollout "$@"
+    "$VENV/bin/python" -m jaxmarl.train alg=mappo env=MPE_simple_spread_v3 "$@"
     ;;
   test)
     setup
