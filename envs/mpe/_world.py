@@ -123,6 +123,48 @@ def drop_diagonal(pairs: jax.Array) -> jax.Array:
     return flat.reshape((n - 1, n + 1, *tail))[:, :n].reshape((n, n - 1, *tail))
 
 
+def softplus(x: jax.Array) -> jax.Array:
+    """``log(1 + exp(x))`` the way ``numpy.logaddexp(0, x)`` evaluates it."""
+    return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
+
+
+def exact_matmul(a: jax.Array, b: np.ndarray) -> jax.Array:
+    """``a @ b`` in full float32 on every backend (no TF32/bf16 passes on accelerators)."""
+    return jnp.matmul(a, b, precision=jax.lax.Precision.HIGHEST)
+
+
+def pair_difference_matrix(num_rows: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``[num_rows, P]`` with ``+1`` at ``(first[p], p)`` and ``-1`` at ``(second[p], p)``."""
+    diff = np.zeros((num_rows, len(first)), dtype=np.float32)
+    diff[first, np.arange(len(first))] = 1.0
+    diff[second, np.arange(len(first))] = -1.0
+    return diff
+
+
+def pair_deltas(pos: jax.Array, diff: np.ndarray) -> tuple[jax.Array, jax.Array]:
+    """``([P], [P])``: x and y of ``pos[first] - pos[second]`` for the pairs of ``diff``.
+
+    A product with a constant 0/+-1 matrix is exact and, under ``vmap``, a GEMM whose output
+    has the pairs on the minor axis, so the elementwise work that follows vectorises; on
+    CPU this is several times faster than broadcasting ``[n, n, 2]`` arrays (tiny minor axes).
+    x and y are separate products for the same reason.
+    """
+    return exact_matmul(pos[:, 0], diff), exact_matmul(pos[:, 1], diff)
+
+
+def pair_distances(pos: jax.Array, diff: np.ndarray) -> jax.Array:
+    """``[P]`` Euclidean distances of the pairs of ``diff`` (see :func:`pair_deltas`)."""
+    dx, dy = pair_deltas(pos, diff)
+    return jnp.sqrt(jnp.square(dx) + jnp.square(dy))
+
+
+def cross_pairs(num_rows: int, first: Sequence[int], second: Sequence[int]) -> np.ndarray:
+    """Difference matrix of every ``(f, s)``, ``f`` in ``first`` (outer) and ``s`` in
+    ``second`` (inner): distances reshape to ``[len(first), len(second)]``."""
+    grid_first, grid_second = np.meshgrid(np.asarray(first), np.asarray(second), indexing="ij")
+    return pair_difference_matrix(num_rows, grid_first.ravel(), grid_second.ravel())
+
+
 def bound_penalty(abs_pos: jax.Array) -> jax.Array:
     """mpe2's ``bound(x)`` of simple_tag / simple_world_comm, elementwise on ``|x|``."""
     ramp = (abs_pos - 0.9) * 10.0
@@ -237,21 +279,32 @@ class MPEBase(MultiAgentEnv):
         self.colours = np.asarray(colours, dtype=np.float32)
         self.colour = [_colour255(c) for c in self.colours]
 
-        # Collisions: agents are the rows that receive forces; the columns are the colliding
-        # entities. Every scenario lists its colliders first, so they are a prefix of p_pos.
+        # Collisions as a list of unique pairs (a < b, a an agent, both colliding, at least one
+        # movable). Colliders come first in p_pos in every scenario, so they are a prefix.
         colliders = np.flatnonzero(self.collide)
         self._num_colliders = 0 if colliders.size == 0 else int(colliders.max()) + 1
         if colliders.size and colliders.size != self._num_colliders:
             raise ValueError("colliding entities must come first in p_pos")
-        cols = self._num_colliders
-        pair = self.collide[:num_agents, None] & self.collide[None, :cols]
-        pair &= self.agent_range[:, None] != np.arange(cols)[None, :]
-        pair &= self.moveable[:num_agents, None]
-        self._contact_scale = (pair * np.float32(self.contact_force)).astype(np.float32)
-        self._contact_dist_min = (self.rad[:num_agents, None] + self.rad[None, :cols]).astype(
-            np.float32
-        )
-        self._has_contacts = bool(pair.any())
+        pairs = [
+            (a, b)
+            for a in range(num_agents)
+            for b in range(a + 1, self._num_colliders)
+            if self.collide[a] and self.collide[b] and (self.moveable[a] or self.moveable[b])
+        ]
+        self._has_contacts = bool(pairs)
+        if pairs:
+            first, second = (np.array(side) for side in zip(*pairs))
+            self._contact_diff = pair_difference_matrix(self._num_colliders, first, second)
+            self._contact_dist_min = (self.rad[first] + self.rad[second]).astype(np.float32)
+            # Pair p pushes its first entity along +f and its second along -f (movable only).
+            spread = np.zeros((len(pairs), num_agents), dtype=np.float32)
+            rows = np.arange(len(pairs))
+            spread[rows, first] = self.moveable[first].astype(np.float32)
+            is_agent = second < num_agents
+            spread[rows[is_agent], second[is_agent]] = -self.moveable[second[is_agent]].astype(
+                np.float32
+            )
+            self._contact_spread = spread
         self._has_speed_limit = bool(np.isfinite(self.max_speed).any())
         self._move_scale = (self.accel * self.moveable[:num_agents]).astype(np.float32)[:, None]
 
@@ -422,16 +475,20 @@ class MPEBase(MultiAgentEnv):
         return new_pos, new_vel
 
     def _contact_forces(self, p_pos: jax.Array) -> jax.Array:
-        """``[num_agents, 2]``: summed soft contact forces from every colliding entity."""
-        delta = p_pos[: self.num_agents, None, :] - p_pos[None, : self._num_colliders, :]
-        dist = jnp.sqrt(jnp.sum(jnp.square(delta), axis=-1))
+        """``[num_agents, 2]``: summed soft contact forces, one evaluation per colliding pair.
+
+        One evaluation per pair: differences gathered and forces scattered back with constant
+        0/+-1 matrices (exact: they only add and negate; see :func:`pair_deltas`).
+        """
+        dx, dy = pair_deltas(p_pos[: self._num_colliders], self._contact_diff)
+        dist = jnp.sqrt(jnp.square(dx) + jnp.square(dy))
         k = self.contact_margin
-        penetration = jnp.logaddexp(0.0, -(dist - self._contact_dist_min) / k) * k
-        # Masked pairs (self, non-colliders) get scale 0; dist 1 there keeps 0/0 out.
-        safe_dist = jnp.where(self._contact_scale > 0, dist, 1.0)
+        penetration = softplus(-(dist - self._contact_dist_min) / k) * k
         # Same operation order as mpe2: contact_force * delta / dist * penetration.
-        force = self._contact_scale[..., None] * delta / safe_dist[..., None]
-        return jnp.sum(force * penetration[..., None], axis=1)
+        force_x = self.contact_force * dx / dist * penetration
+        force_y = self.contact_force * dy / dist * penetration
+        spread = self._contact_spread
+        return jnp.stack([exact_matmul(force_x, spread), exact_matmul(force_y, spread)], axis=-1)
 
     # ------------------------------------------------------------------ helpers
     def _split(self, matrix: jax.Array, agents: Sequence[str] | None = None) -> Observations:

@@ -15,7 +15,11 @@ from jaxmarl.envs.mpe._world import (
     State,
     check_count,
     check_ratio,
+    cross_pairs,
     drop_diagonal,
+    exact_matmul,
+    pair_difference_matrix,
+    pair_distances,
 )
 from jaxmarl.typing import Observations
 
@@ -73,6 +77,17 @@ class SimpleSpreadMPE(MPEBase):
             agent_collide=True,
             colours=[(0.35, 0.35, 0.85)] * num_agents + [(0.25, 0.25, 0.25)] * num_landmarks,
         )
+        self._landmark_pairs = cross_pairs(
+            self.num_entities, range(num_agents), range(num_agents, self.num_entities)
+        )
+        first, second = np.triu_indices(num_agents, k=1)
+        self._agent_pairs = pair_difference_matrix(num_agents, first, second)
+        self._agent_pair_dist_min = self.rad[first] + self.rad[second]
+        # Each overlapping pair costs both of its agents one point.
+        members = np.zeros((len(first), num_agents), dtype=np.float32)
+        members[np.arange(len(first)), first] = 1.0
+        members[np.arange(len(first)), second] = 1.0
+        self._agent_pair_members = members
 
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: State) -> Observations:
@@ -95,21 +110,12 @@ class SimpleSpreadMPE(MPEBase):
 
     def _rewards(self, state: State) -> jax.Array:
         n = self.num_agents
-        pos = state.p_pos[:n]
-        to_landmarks = state.p_pos[None, n:] - pos[:, None]  # [agents, landmarks, 2]
-        dist = jnp.sqrt(jnp.sum(jnp.square(to_landmarks), axis=-1))
-        global_reward = -jnp.sum(jnp.min(dist, axis=0))
-        apart = pos[:, None] - pos[None, :]
-        agent_dist = jnp.sqrt(jnp.sum(jnp.square(apart), axis=-1))
-        overlap = (agent_dist < self._pair_dist_min) & self._not_self
-        local_reward = -jnp.sum(overlap, axis=1).astype(jnp.float32)
+        agent_to_landmark = pair_distances(state.p_pos, self._landmark_pairs).reshape(n, -1)
+        global_reward = -jnp.sum(jnp.min(agent_to_landmark, axis=0))
+        if n > 1:
+            apart = pair_distances(state.p_pos[:n], self._agent_pairs)
+            overlaps = (apart < self._agent_pair_dist_min).astype(jnp.float32)
+            local_reward = -exact_matmul(overlaps, self._agent_pair_members)
+        else:
+            local_reward = jnp.zeros((1,), jnp.float32)
         return global_reward * (1.0 - self.local_ratio) + local_reward * self.local_ratio
-
-    @property
-    def _pair_dist_min(self):
-        n = self.num_agents
-        return self.rad[:n, None] + self.rad[None, :n]
-
-    @property
-    def _not_self(self):
-        return ~np.eye(self.num_agents, dtype=bool)

@@ -6,6 +6,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
@@ -14,7 +15,9 @@ from jaxmarl.envs.mpe._world import (
     State,
     bound_penalty,
     check_count,
+    cross_pairs,
     drop_diagonal,
+    pair_distances,
 )
 from jaxmarl.typing import Observations
 
@@ -91,6 +94,9 @@ class SimpleTagMPE(MPEBase):
             landmark_spawn=0.9,
             colours=[ADVERSARY_COLOUR] * adv + [GOOD_COLOUR] * good + [OBSTACLE_COLOUR] * obs_count,
         )
+        self._chase_pairs = cross_pairs(num_agents, range(adv), range(adv, num_agents))
+        grid_adv, grid_good = np.meshgrid(np.arange(adv), np.arange(adv, num_agents), indexing="ij")
+        self._chase_dist_min = (self.rad[grid_adv] + self.rad[grid_good]).ravel()
 
     def _relative_views(self, state: State) -> jax.Array:
         """``[N, 4 + 2L + 2(N-1)]``: own vel, own pos, obstacles and other agents, relative."""
@@ -115,15 +121,14 @@ class SimpleTagMPE(MPEBase):
         return {**self._split(adv_obs, self.adversaries), **self._split(good_obs, self.good_agents)}
 
     def _caught(self, state: State) -> jax.Array:
-        """``[V, G]`` bool: adversary ``i`` overlaps good agent ``j``."""
-        adv, n = self.num_adversaries, self.num_agents
-        delta = state.p_pos[:adv, None] - state.p_pos[None, adv:n]
-        dist = jnp.sqrt(jnp.sum(jnp.square(delta), axis=-1))
-        return dist < self.rad[:adv, None] + self.rad[None, adv:n]
+        """``[V, G]`` float32: 1 where adversary ``i`` overlaps good agent ``j``."""
+        dist = pair_distances(state.p_pos[: self.num_agents], self._chase_pairs)
+        caught = dist < self._chase_dist_min
+        return caught.astype(jnp.float32).reshape(self.num_adversaries, self.num_good_agents)
 
     def _rewards(self, state: State) -> jax.Array:
         adv, n = self.num_adversaries, self.num_agents
-        caught = self._caught(state).astype(jnp.float32)
+        caught = self._caught(state)
         adv_reward = 10.0 * jnp.sum(caught)
         out_of_bounds = jnp.sum(bound_penalty(jnp.abs(state.p_pos[adv:n])), axis=-1)
         good_reward = -10.0 * jnp.sum(caught, axis=0) - out_of_bounds
