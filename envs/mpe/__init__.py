@@ -21,6 +21,9 @@ from jaxmarl.envs.mpe.simple_spread import SimpleSpreadMPE
 from jaxmarl.envs.mpe.simple_tag import SimpleTagMPE
 from jaxmarl.envs.mpe.simple_world_comm import SimpleWorldCommMPE
 
+# render imports matplotlib/imageio only when called (optional ``viz`` extra).
+from jaxmarl.envs.mpe.render import plot_state, render_frame, save_gif  # noqa: E402  isort: skip
+
 __all__ = [
     "CONTINUOUS_ACT",
     "DISCRETE_ACT",
@@ -39,4 +42,7 @@ __all__ = [
     "SimpleTagMPE",
     "SimpleWorldCommMPE",
     "State",
+    "plot_state",
+    "render_frame",
+    "save_gif",
 ]
