@@ -12,7 +12,7 @@ Physics follows PettingZoo's MPE (``mpe2._mpe_utils.core.World.step``), in the s
    mpe2 scenario, so no noise is drawn);
 2. contact force between every pair of colliding entities,
    ``f = contact_force * delta / dist * k * log(1 + exp(-(dist - dist_min) / k))``, applied to
-   the movable ones (all pairs at once: an ``[agents, colliders]`` broadcast with a static mask);
+   the movable ones (all pairs at once, one evaluation per pair: see :func:`pair_deltas`);
 3. semi-implicit update of movable entities: ``pos += vel * dt`` with the *old* velocity, then
    ``vel = vel * (1 - damping) + force / mass * dt``, then the speed is clipped to
    ``max_speed`` where an entity has one;
