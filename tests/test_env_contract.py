@@ -23,13 +23,27 @@ import jaxmarl
 from jaxmarl.env import random_actions
 
 ENV_IDS = list(jaxmarl.registered_envs)
-ROLLOUT_STEPS = 40
+ROLLOUT_STEPS = 30
 BATCH = 3
 
 
 @functools.cache
 def make_env(env_id):
     return jaxmarl.make(env_id)
+
+
+@functools.cache
+def programs(env_id):
+    """Jitted entry points shared by the tests of one env (each compiles once)."""
+    env = make_env(env_id)
+    return dict(
+        reset=jax.jit(env.reset),
+        step=jax.jit(env.step),
+        step_env=jax.jit(env.step_env),
+        step_full=jax.jit(env.step, static_argnames="with_terminal_obs"),
+        vstep=jax.jit(jax.vmap(env.step)),
+        actions=jax.jit(functools.partial(random_actions, env)),
+    )
 
 
 @functools.cache
@@ -84,10 +98,11 @@ def test_api_surface(env_id):
     assert isinstance(env.name, str) and env.name
     classes = env.agent_classes
     assert sorted(a for group in classes.values() for a in group) == sorted(env.agents)
-    obs, state = jax.jit(env.reset)(jax.random.key(0))
-    assert list(obs) == env.agents or set(obs) == set(env.agents)
-    actions = random_actions(env, jax.random.key(1), state)
-    obs, state, rewards, dones, infos = jax.jit(env.step)(jax.random.key(2), state, actions)
+    run = programs(env_id)
+    obs, state = run["reset"](jax.random.key(0))
+    assert set(obs) == set(env.agents)
+    actions = run["actions"](jax.random.key(1), state)
+    obs, state, rewards, dones, infos = run["step"](jax.random.key(2), state, actions)
     assert set(obs) == set(env.agents) and set(rewards) == set(env.agents)
     assert set(dones) == set(env.agents) | {"__all__"}
     for flag in ("terminated", "truncated"):
@@ -119,10 +134,10 @@ def test_observations_in_spaces_and_finite(env_id):
 
 
 def test_dtypes_shapes_and_weak_types_stable(env_id):
-    env = make_env(env_id)
-    obs0, state0 = env.reset(jax.random.key(3))
-    actions = random_actions(env, jax.random.key(4), state0)
-    obs1, state1, rewards, dones, infos = env.step(jax.random.key(5), state0, actions)
+    run = programs(env_id)
+    obs0, state0 = run["reset"](jax.random.key(3))
+    actions = run["actions"](jax.random.key(4), state0)
+    obs1, state1, rewards, dones, infos = run["step"](jax.random.key(5), state0, actions)
     assert _signature(state0) == _signature(state1)
     assert _signature(obs0) == _signature(obs1)
     for leaf in jax.tree.leaves((state1, obs1, rewards, dones)):
@@ -145,10 +160,11 @@ def test_same_key_same_trajectory_different_keys_differ(env_id):
 
 def test_jit_equals_eager(env_id):
     env = make_env(env_id)
+    run = programs(env_id)
     key = jax.random.key(6)
-    obs, state = jax.jit(env.reset)(key)
-    actions = random_actions(env, jax.random.key(7), state)
-    jitted = jax.jit(env.step)(jax.random.key(8), state, actions)
+    obs, state = run["reset"](key)
+    actions = run["actions"](jax.random.key(7), state)
+    jitted = run["step"](jax.random.key(8), state, actions)
     with jax.disable_jit():
         eager_reset = env.reset(key)
         eager = env.step(jax.random.key(8), state, actions)
@@ -157,12 +173,12 @@ def test_jit_equals_eager(env_id):
 
 
 def test_vmap_equals_loop(env_id):
-    env = make_env(env_id)
+    run = programs(env_id)
     keys = jax.random.split(jax.random.key(9), 3)
-    obs, state = jax.vmap(env.reset)(keys)
-    actions = jax.vmap(functools.partial(random_actions, env))(keys, state)
-    batched = jax.jit(jax.vmap(env.step))(keys, state, actions)
-    step = jax.jit(env.step)
+    obs, state = jax.vmap(run["reset"])(keys)
+    actions = jax.vmap(run["actions"])(keys, state)
+    batched = run["vstep"](keys, state, actions)
+    step = run["step"]
     for i in range(3):
         pick = lambda tree: jax.tree.map(lambda x: x[i], tree)
         single = step(keys[i], pick(state), pick(actions))
@@ -203,15 +219,16 @@ def test_time_limit_truncates_and_resets(env_id):
 
 def test_reset_state_and_terminal_obs(env_id):
     env = make_env(env_id)
-    _, state = env.reset(jax.random.key(30))
+    run = programs(env_id)
+    _, state = run["reset"](jax.random.key(30))
     last = state.replace(step=jnp.asarray(env.max_steps - 1, dtype=state.step.dtype))
-    _, fixed = env.reset(jax.random.key(31))
-    actions = random_actions(env, jax.random.key(32), last)
-    obs, next_state, _, dones, infos = jax.jit(env.step, static_argnames="with_terminal_obs")(
+    _, fixed = run["reset"](jax.random.key(31))
+    actions = run["actions"](jax.random.key(32), last)
+    obs, next_state, _, dones, infos = run["step_full"](
         jax.random.key(33), last, actions, fixed, with_terminal_obs=True
     )
     assert bool(dones["__all__"])
     chex.assert_trees_all_equal(next_state, fixed)
-    chex.assert_trees_all_close(obs, env.get_obs(fixed), rtol=1e-6)
-    pre_reset = env.step_env(jax.random.split(jax.random.key(33))[0], last, actions)[0]
+    chex.assert_trees_all_close(obs, jax.jit(env.get_obs)(fixed), rtol=1e-6)
+    pre_reset = run["step_env"](jax.random.split(jax.random.key(33))[0], last, actions)[0]
     chex.assert_trees_all_close(infos["terminal_obs"], pre_reset, rtol=1e-6, atol=1e-6)
