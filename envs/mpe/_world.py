@@ -359,6 +359,7 @@ class MPEBase(MultiAgentEnv):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ step
+    @partial(jax.jit, static_argnums=(0,))
     def step_env(
         self, key: jax.Array, state: State, actions: Actions
     ) -> tuple[Observations, State, Rewards, Dones, Infos]:
