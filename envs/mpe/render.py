@@ -128,9 +128,12 @@ def _square(half: float, edge: str) -> Any:
 def _word(env: MPEBase, message: np.ndarray) -> str:
     if not np.any(message):
         return "_"
+    letter = _ALPHABET[int(np.argmax(message)) % len(_ALPHABET)]
     if env.discrete:
-        return _ALPHABET[int(np.argmax(message)) % len(_ALPHABET)]
-    return "[" + ", ".join(f"{x:.2f}" for x in message) + "]"
+        return letter
+    if len(message) <= 4:
+        return "[" + ", ".join(f"{x:.2f}" for x in message) + "]"
+    return f"~{letter} (max {float(np.max(message)):.2f})"  # long vectors do not fit
 
 
 def render_frame(env: MPEBase, state: State, *, size: float = 5.0) -> np.ndarray:
