@@ -11,29 +11,37 @@ reference: ``goal[j]`` = the landmark agent ``j`` must reach, i.e. ``agents[1 - 
 crypto: ``[goal, key]`` landmarks). Colours that reach observations derive from these indices
 on both sides and are compared through the observations. Both sides take the same random valid
 actions from a seeded numpy Generator (ints for discrete, float32 in ``[0, 1)`` for
-continuous). Compared within ``atol=1e-4`` (``rtol=0``) at every step including the last:
-observations per agent (``infos["terminal_obs"]`` of ``step(..., with_terminal_obs=True)``,
-``step_env``'s, and ``step``'s returned obs on every step but the last, which must be a reset:
-``state.step`` back to 0), rewards per agent (``step``'s and ``step_env``'s),
-``dones[agent]`` vs mpe2 ``termination | truncation``, ``dones["__all__"]``,
-``infos["terminated"]`` / ``infos["truncated"]`` vs mpe2's terminations / truncations,
-``p_pos`` / ``p_vel`` of all entities and ``c`` of all agents (from ``step_env``'s state), and
-the reset observations. Two runs make the comparison: (1) whole episodes, our env free-running
-from the translated reset for all 25 steps (one jitted ``lax.scan`` over steps of the
-``vmap``-ed step), under ``jax.enable_x64`` with the world state in float64 like mpe2's; (2)
-our shipped float32 env, one step from mpe2's state at every step of the same episodes
-(JaxMARL's method). Free-running float32 episodes cannot promise 1e-4: MPE's explicit contact
-integration amplifies float32 rounding by ~3-5x per step while agents overlap, and
-world_comm's boundary penalty multiplies position error by 20 (measured: 1.3e-4 / 1.7e-4 on
-p_vel, 1.2e-4 on rewards in 1-7 of 200 world_comm episodes; 1e-14 once our side is float64).
-The facmac scenarios have no mpe2 counterpart: their reference is JaxMARL 0.2.0, recorded by
-``make_facmac_reference.py`` (run with JaxMARL's interpreter; JaxMARL is never imported here)
-into ``data/*.npz`` with reset states, step keys, actions and every step's outputs; we start
-from the recorded reset states, replay the keys and actions through whole episodes in float32
-(both sides are float32 JAX), and compare the same quantities for the 25 steps of an episode
-(JaxMARL's time limit fires one step later than mpe2's; ours follows mpe2). ``simple_spread``
-is recorded too, as a JaxMARL cross-check. Failures name scenario, mode, quantity, episode,
-step and agent or entity. The mpe2 rollouts run in a worker process while this one compiles.
+continuous). Everything is compared within ``atol=1e-4`` (``rtol=0``) at every step,
+including the last, in two runs over the same 200 episodes:
+
+1. Whole episodes: our env free-running from the translated reset for all 25 steps (one jitted
+   ``lax.scan`` over steps of ``jax.vmap(env.step_env)``), under ``jax.enable_x64`` with the
+   world state in float64 like mpe2's. Compared: observations and rewards per agent,
+   ``dones[agent]`` vs mpe2's ``termination | truncation`` and ``dones["__all__"]``,
+   ``p_pos`` / ``p_vel`` of all entities, ``c`` of all agents.
+2. Every step, shipped float32: one ``env.step(..., with_terminal_obs=True)`` from mpe2's state
+   before each step (JaxMARL's method). Compared: the same quantities, with the pre-reset
+   observations of ``infos["terminal_obs"]``, ``step``'s returned obs on every step but the
+   last (which must be a reset: ``state.step`` back to 0), ``infos["terminated"]`` /
+   ``infos["truncated"]`` vs mpe2's terminations / truncations, and ``get_obs`` of the
+   translated states (the reset observations at step 0). The last step's post-step positions
+   come from the same transition run with the step counter at 0 (no auto-reset).
+
+Why not float32 free-running: MPE's explicit contact integration is unstable while entities
+overlap and amplifies float32 rounding ~3-5x per step, and world_comm's boundary penalty
+multiplies position error by 20; measured, up to 1.7e-4 (p_vel) and 2.1e-4 (rewards) in a few
+of 200 world_comm episodes, while the same rollout with float64 state and constants agrees with
+mpe2 to 1e-14. Run 1 therefore checks the formulas over whole episodes, run 2 the float32 code.
+The facmac scenarios have no mpe2 counterpart: their reference is JaxMARL 0.2.0,
+recorded by ``make_facmac_reference.py`` (run with JaxMARL's interpreter; JaxMARL is never
+imported here) into ``data/*.npz``: reset states, step keys, actions and every step's outputs,
+once under ``enable_x64`` (replayed here as whole episodes with our env in float64) and once in
+float32 (replayed one step from each recorded state with our shipped float32 env, facmac's
+random prey moves included); ``simple_spread`` is recorded too, as a JaxMARL cross-check. The
+same quantities are compared for the 25 steps of an episode (JaxMARL's time limit fires one
+step later than mpe2's; ours follows mpe2, which the test asserts). Failures name scenario,
+mode, quantity, episode, step and agent or entity. The mpe2 rollouts run in a worker process
+while this one compiles.
 """
 
 from __future__ import annotations
@@ -173,42 +181,64 @@ def test_each_float32_step_matches_mpe2(scenario_name, mode, mpe2_rollouts):
 
 
 # --------------------------------------------------------------------------- JaxMARL fixtures
-FIXTURES = sorted(DATA.glob("jaxmarl_*.npz"))
+X64_FIXTURES = sorted(DATA.glob("jaxmarl_*_x64.npz"))
+F32_FIXTURES = sorted(DATA.glob("jaxmarl_*_f32.npz"))
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem.removeprefix("jaxmarl_") for p in FIXTURES])
-def test_whole_episodes_match_jaxmarl_fixture(path):
+def _fixture_id(path: pathlib.Path) -> str:
+    return path.stem.removeprefix("jaxmarl_").rsplit("_", 1)[0]
+
+
+def _load_fixture(path: pathlib.Path):
     data = dict(np.load(path))
-    env_id, _, mode = path.stem.removeprefix("jaxmarl_").rpartition("_")
-    where = f"{env_id} [{mode}] vs JaxMARL 0.2.0"
+    env_id, _, mode = _fixture_id(path).rpartition("_")
     ours = bridge.jaxmarl.make(env_id, action_type=mode.capitalize())
     agents = [str(a) for a in data["agents"]]
-    assert agents == list(ours.agents), f"{where}: agents ours {ours.agents} vs {agents}"
-    episodes = data["keys"].shape[0]
-    template = bridge.state_template(ours)
-    fields = {k: data[f"init_{k}"] for k in ("p_pos", "p_vel", "c", "step")}
-    # JaxMARL's ``done`` is one flag per env, ours one per agent.
-    fields["done"] = np.broadcast_to(data["init_done"][:, None], (episodes, len(agents)))
-    fields["goal"] = data.get("init_goal", np.zeros((episodes, *template.goal.shape), np.int32))
-    states = bridge.stack_states(template, fields, (episodes,))
+    assert agents == list(ours.agents), f"{env_id}: agents ours {ours.agents} vs {agents}"
     if "actions" in data:
-        actions = data["actions"]
+        actions = data["actions"][:, :STEPS]
     else:
-        actions = data["actions_u8"].astype(np.float32) / np.float32(255)
-    actions = {a: actions[:, :STEPS, i] for i, a in enumerate(agents)}
-    keys = jnp.asarray(np.swapaxes(data["keys"][:, :STEPS], 0, 1))
-    init_obs = jax.jit(jax.vmap(ours.get_obs))(states)
-    got = bridge.run_episodes(ours, states, actions, keys)
+        actions = data["actions_u8"][:, :STEPS].astype(np.float32) / np.float32(255)
+    actions = {a: actions[:, :, i] for i, a in enumerate(agents)}
+    return f"{env_id} [{mode}] vs JaxMARL 0.2.0", ours, agents, data, actions
 
+
+def _fixture_fields(template, data, per_step: bool):
+    """Our state fields from a fixture: the resets, or the state before each step ``[E, T]``."""
+    episodes = data["keys"].shape[0]
+    fields = {k: data[f"init_{k}"] for k in ("p_pos", "p_vel", "c")}
+    goal = data.get("init_goal", np.zeros((episodes, *template.goal.shape), np.int32))
+    batch = (episodes,)
+    if per_step:
+        batch = (episodes, STEPS)
+        fields = {
+            k: np.concatenate([data[f"init_{k}"][:, None], data[k][:, : STEPS - 1]], axis=1)
+            for k in ("p_pos", "p_vel", "c")
+        }
+        goal = np.broadcast_to(goal[:, None], (*batch, *goal.shape[1:]))
+    fields["goal"] = goal
+    step = np.arange(STEPS, dtype=np.int32) if per_step else np.int32(0)
+    fields["step"] = np.broadcast_to(step, batch)
+    # JaxMARL's ``done`` is one flag per env (False before every recorded step), ours per agent.
+    fields["done"] = np.zeros((*batch, *template.done.shape), bool)
+    return fields, batch
+
+
+def _assert_matches_fixture(got, data, agents, where):
     agent_axes = ("episode", "step", "agent")
     names = {"agent": [*agents, "__all__"]}
     for i, agent in enumerate(agents):
         at = f"{where}, agent {agent}"
-        bridge.check_close(
-            init_obs[agent], data["init_obs"][:, i], what="reset obs", where=at,
-            index_names=("episode",),
-        )  # fmt: skip
-        bridge.check_close(got["obs"][agent], data["obs"][:, :STEPS, i], what="obs", where=at)
+        ref_obs = data["obs"][:, :STEPS, i]
+        bridge.check_close(got["obs"][agent], ref_obs, what="obs", where=at)
+        if "input_obs" in got:
+            bridge.check_close(
+                got["input_obs"][agent][:, 0], data["init_obs"][:, i], what="reset obs",
+                where=at, index_names=("episode",),
+            )  # fmt: skip
+            bridge.check_close(
+                got["input_obs"][agent][:, 1:], ref_obs[:, :-1], what="get_obs", where=at
+            )
     bridge.check_close(
         got["rewards"], data["rewards"][:, :STEPS], what="rewards", where=where,
         index_names=agent_axes, labels=names,
@@ -230,3 +260,38 @@ def test_whole_episodes_match_jaxmarl_fixture(path):
     )  # fmt: skip
     assert not data["dones"][:, STEPS - 1].any() and data["dones"][:, STEPS].all(), where
     assert got["dones"][:, -1].all(), f"{where}: episodes not done after {STEPS} steps"
+
+
+@pytest.mark.parametrize("path", X64_FIXTURES, ids=[_fixture_id(p) for p in X64_FIXTURES])
+def test_whole_episodes_match_jaxmarl(path):
+    where, ours, agents, data, actions = _load_fixture(path)
+    where += " (whole episodes, float64 on both sides)"
+    with jax.enable_x64(True):
+        template = bridge.state_template(ours)
+        fields, batch = _fixture_fields(template, data, per_step=False)
+        states = bridge.stack_states(template, fields, batch, float_dtype=jnp.float64)
+        keys = jnp.asarray(np.swapaxes(data["keys"][:, :STEPS], 0, 1))
+        got = bridge.run_episodes(ours, states, actions, keys)
+        init_obs = jax.vmap(ours.get_obs)(states)
+    assert got["p_pos"].dtype == np.float64, got["p_pos"].dtype
+    for i, agent in enumerate(agents):
+        bridge.check_close(
+            init_obs[agent], data["init_obs"][:, i], what="reset obs",
+            where=f"{where}, agent {agent}", index_names=("episode",),
+        )  # fmt: skip
+    _assert_matches_fixture(got, data, agents, where)
+
+
+@pytest.mark.parametrize("path", F32_FIXTURES, ids=[_fixture_id(p) for p in F32_FIXTURES])
+def test_each_float32_step_matches_jaxmarl(path):
+    where, ours, agents, data, actions = _load_fixture(path)
+    where += " (each step from JaxMARL's state, float32)"
+    template = bridge.state_template(ours)
+    fields, batch = _fixture_fields(template, data, per_step=True)
+    states = bridge.stack_states(template, fields, batch)
+    got = bridge.run_steps(ours, states, actions, jnp.asarray(data["keys"][:, :STEPS]))
+    assert got["p_pos"].dtype == np.float32, got["p_pos"].dtype
+    _assert_matches_fixture(got, data, agents, where)
+    assert got["truncated"][:, -1].all() and not got["terminated"].any(), where
+    expected_step = np.broadcast_to(np.arange(1, STEPS + 1) % STEPS, got["next_step"].shape)
+    np.testing.assert_array_equal(got["next_step"], expected_step, err_msg=where)
