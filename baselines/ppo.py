@@ -42,8 +42,9 @@ from jaxmarl.training.config import (
     require_positive,
 )
 from jaxmarl.training.learner import Learner, make_train_from
-from jaxmarl.training.minibatch import shuffle_and_split
+from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
@@ -162,7 +163,6 @@ class PPOBatch:
         avail_actions: ``[T, N, num_actions]`` bool.  first: ``[T, N]`` bool.
         action: ``[T, N]`` or ``[T, N, d]``.  log_prob, value: ``[T, N]`` at collection time.
         advantages, value_targets: ``[T, N]``.
-        actor_carry, critic_carry: ``[N, H]`` recurrent states before step 0.
     """
 
     obs: jax.Array
@@ -174,8 +174,6 @@ class PPOBatch:
     value: jax.Array
     advantages: jax.Array
     value_targets: jax.Array
-    actor_carry: jax.Array
-    critic_carry: jax.Array
 
 
 def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
@@ -280,13 +278,12 @@ def make_ppo(config: PPOConfig) -> Learner:
             update=jnp.int32(0),
         )
 
-    def loss_fn(params, minibatch: PPOBatch):
+    def loss_fn(params, minibatch: tuple[PPOBatch, tuple[jax.Array, jax.Array]]):
+        minibatch, (actor_carry, critic_carry) = minibatch
         _, dist = network.policy(
-            params, minibatch.actor_carry, minibatch.obs, minibatch.first, minibatch.avail_actions
+            params, actor_carry, minibatch.obs, minibatch.first, minibatch.avail_actions
         )
-        _, values = network.value(
-            params, minibatch.critic_carry, minibatch.critic_input, minibatch.first
-        )
+        _, values = network.value(params, critic_carry, minibatch.critic_input, minibatch.first)
         advantages = minibatch.advantages
         if config.normalize_advantages:
             advantages = losses.normalize(advantages)
@@ -323,11 +320,10 @@ def make_ppo(config: PPOConfig) -> Learner:
             trajectory.reward, values, following, terminated, done, config.gamma, config.gae_lambda
         )
 
-    def ppo_batch(trajectory: Transition, advantages, value_targets, start_carry) -> PPOBatch:
+    def ppo_batch(trajectory: Transition, advantages, value_targets) -> PPOBatch:
         """Trajectory ``[T, B, A, ...]`` -> ``PPOBatch`` ``[T, B*A, ...]``."""
         t = config.num_steps
         seq = lambda x: x.reshape((t, num_envs * num_agents, *x.shape[3:]))
-        actor_carry, critic_carry = start_carry
         return PPOBatch(
             obs=seq(trajectory.inputs.obs),
             critic_input=seq(critic_input(trajectory.inputs)),
@@ -338,56 +334,7 @@ def make_ppo(config: PPOConfig) -> Learner:
             value=seq(trajectory.extras["value"]),
             advantages=seq(advantages),
             value_targets=seq(value_targets),
-            actor_carry=actor_carry,
-            critic_carry=critic_carry,
         )
-
-    def minibatches(key: jax.Array, data: PPOBatch) -> PPOBatch:
-        """``[M, T', N', ...]`` minibatches (carries ``[M, N', H]``).
-
-        Recurrent: whole sequences of ``N / M`` agents. Feed-forward: ``T * N / M``
-        independent samples as one-step sequences.
-        """
-        m = config.num_minibatches
-        if config.network.recurrent:
-            # Carries ride along as a length-1 time axis so one permutation moves everything.
-            data = data.replace(
-                actor_carry=data.actor_carry[None], critic_carry=data.critic_carry[None]
-            )
-            split = shuffle_and_split(key, data, m, axis=1)  # [M, T, N/M, ...]
-            return split.replace(
-                actor_carry=split.actor_carry[:, 0], critic_carry=split.critic_carry[:, 0]
-            )
-        carries = (data.actor_carry, data.critic_carry)
-        steps = data.replace(actor_carry=None, critic_carry=None)
-        samples = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), steps)
-        split = shuffle_and_split(key, samples, m, axis=0)  # [M, S, ...]
-        split = jax.tree.map(lambda x: x[:, None], split)  # [M, 1, S, ...]: one-step sequences
-        size = split.obs.shape[2]
-        empty = jax.tree.map(lambda c: jnp.zeros((m, size, c.shape[-1]), c.dtype), carries)
-        return split.replace(actor_carry=empty[0], critic_carry=empty[1])
-
-    def optimise(state: TrainState, data: PPOBatch):
-        def epoch(carry, _):
-            params, opt_state, key = carry
-            key, shuffle_key = jax.random.split(key)
-
-            def step(carry, minibatch):
-                params, opt_state = carry
-                grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
-                updates, opt_state = optimiser.update(grads, opt_state, params)
-                metrics["grad_norm"] = optax.tree.norm(grads)
-                return (optax.apply_updates(params, updates), opt_state), metrics
-
-            (params, opt_state), metrics = jax.lax.scan(
-                step, (params, opt_state), minibatches(shuffle_key, data)
-            )
-            return (params, opt_state, key), metrics
-
-        (params, opt_state, key), metrics = jax.lax.scan(
-            epoch, (state.params, state.opt_state, state.key), None, config.update_epochs
-        )
-        return params, opt_state, key, jax.tree.map(jnp.mean, metrics)
 
     def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
         start_carry = state.runner.policy_carry
@@ -402,8 +349,18 @@ def make_ppo(config: PPOConfig) -> Learner:
             world_state=centralised,
         )
         advantages, value_targets = advantages_and_targets(state.params, trajectory, runner)
-        data = ppo_batch(trajectory, advantages, value_targets, start_carry)
-        params, opt_state, key, train_metrics = optimise(state, data)
+        data = ppo_batch(trajectory, advantages, value_targets)
+        params, opt_state, key, train_metrics = sgd_epochs(
+            loss_fn,
+            optimiser,
+            state.params,
+            state.opt_state,
+            state.key,
+            lambda key: sequence_minibatches(
+                key, data, start_carry, config.num_minibatches, config.network.recurrent
+            ),
+            config.update_epochs,
+        )
         new_state = TrainState(
             params=params, opt_state=opt_state, runner=runner, key=key, update=state.update + 1
         )

@@ -58,3 +58,19 @@ def test_shuffle_and_split_is_a_permutation():
     split_t = shuffle_and_split(jax.random.key(1), time_major, 5, axis=1)
     assert split_t.shape == (5, 3, 2)
     np.testing.assert_array_equal(split_t[:, 1] - split_t[:, 0], 10)  # sequences kept whole
+
+
+def test_sequence_minibatches_keep_sequences_or_split_samples():
+    from jaxmarl.training.minibatch import sequence_minibatches
+
+    steps = {"x": jnp.arange(3 * 4).reshape(3, 4)}  # [T=3, N=4], value = 4t + n
+    carries = jnp.arange(4.0)[:, None] * jnp.ones((4, 2))  # [N, H=2], row n holds n
+    seq, seq_carry = sequence_minibatches(jax.random.key(0), steps, carries, 2, recurrent=True)
+    assert seq["x"].shape == (2, 3, 2) and seq_carry.shape == (2, 2, 2)
+    # Each sequence keeps its time order and its own initial state.
+    np.testing.assert_array_equal(seq["x"][:, 1] - seq["x"][:, 0], 4)
+    np.testing.assert_array_equal(seq["x"][:, 0], seq_carry[..., 0])
+    flat, zeros = sequence_minibatches(jax.random.key(0), steps, carries, 2, recurrent=False)
+    assert flat["x"].shape == (2, 1, 6) and zeros.shape == (2, 6, 2)
+    assert sorted(np.asarray(flat["x"]).ravel().tolist()) == list(range(12))
+    assert float(jnp.abs(zeros).sum()) == 0.0

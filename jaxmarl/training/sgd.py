@@ -1,0 +1,56 @@
+"""Epochs of minibatch gradient steps: the optimisation loop shared by on-policy learners."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+
+def sgd_epochs(
+    loss_fn: Callable[[Any, Any], tuple[jax.Array, dict]],
+    optimiser: optax.GradientTransformation,
+    params: Any,
+    opt_state: Any,
+    key: jax.Array,
+    make_minibatches: Callable[[jax.Array], Any],
+    num_epochs: int,
+) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
+    """``num_epochs`` passes; each draws fresh minibatches and takes one step per minibatch.
+
+    Args:
+        loss_fn: ``(params, minibatch) -> (loss, metrics)``.
+        optimiser: an optax transformation.
+        params, opt_state: current parameters and optimiser state.
+        key: PRNG key for shuffling (returned advanced).
+        make_minibatches: ``key -> minibatches`` with a leading ``[M]`` axis on every leaf.
+        num_epochs: passes over the data.
+
+    Returns:
+        ``(params, opt_state, key, metrics)``; metrics are means over every step, plus
+        ``grad_norm``.
+    """
+
+    def epoch(carry, _):
+        params, opt_state, key = carry
+        key, shuffle_key = jax.random.split(key)
+
+        def step(carry, minibatch):
+            params, opt_state = carry
+            grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
+            updates, opt_state = optimiser.update(grads, opt_state, params)
+            metrics = {**metrics, "grad_norm": optax.tree.norm(grads)}
+            return (optax.apply_updates(params, updates), opt_state), metrics
+
+        (params, opt_state), metrics = jax.lax.scan(
+            step, (params, opt_state), make_minibatches(shuffle_key)
+        )
+        return (params, opt_state, key), metrics
+
+    (params, opt_state, key), metrics = jax.lax.scan(
+        epoch, (params, opt_state, key), None, num_epochs
+    )
+    return params, opt_state, key, jax.tree.map(jnp.mean, metrics)
