@@ -16,6 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxmarl.env import MultiAgentEnv
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers.agent_batch import AgentBatch
 
@@ -36,7 +37,13 @@ def step_inputs(
 ) -> StepInput:
     """Stack one step of ``B`` envs for the policy (``world_state`` computed only if asked)."""
     avail = jax.vmap(lambda s: batch.avail_actions(env, s))(env_state)
-    if world_state:
+    if world_state and _default_world_state(env):
+        # The default world state is the concatenated observations: reuse the ones at hand
+        # instead of recomputing them from the state.
+        world = jnp.concatenate(
+            [obs[agent].reshape((first.shape[0], -1)) for agent in env.agents], axis=-1
+        )
+    elif world_state:
         world = jax.vmap(lambda s: jnp.ravel(env.get_world_state(s)))(env_state)
     else:
         world = jnp.zeros((first.shape[0], 0), dtype=jnp.float32)
@@ -46,6 +53,11 @@ def step_inputs(
         world_state=world.astype(jnp.float32),
         first=first,
     )
+
+
+def _default_world_state(env: Any) -> bool:
+    unwrapped = getattr(env, "unwrapped", env)
+    return type(unwrapped).get_world_state is MultiAgentEnv.get_world_state
 
 
 def reset_runner(env: Any, key: jax.Array, num_envs: int, policy_carry: Any) -> Runner:

@@ -74,3 +74,16 @@ def test_sequence_minibatches_keep_sequences_or_split_samples():
     assert flat["x"].shape == (2, 1, 6) and zeros.shape == (2, 6, 2)
     assert sorted(np.asarray(flat["x"]).ravel().tolist()) == list(range(12))
     assert float(jnp.abs(zeros).sum()) == 0.0
+
+
+def test_step_inputs_world_state_equals_env_world_state():
+    import jaxmarl
+    from jaxmarl.training.rollout import step_inputs
+    from jaxmarl.wrappers import AgentBatch, LogWrapper
+
+    env = LogWrapper(jaxmarl.make("MPE_simple_spread_v3"))
+    obs, state = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 2))
+    inputs = step_inputs(env, AgentBatch.from_env(env), obs, state, jnp.ones(2, bool), True)
+    expected = jax.vmap(env.get_world_state)(state)
+    np.testing.assert_allclose(inputs.world_state, expected, rtol=1e-6)
+    assert inputs.world_state.shape == (2, 54) and inputs.obs.shape == (2, 3, 18)
