@@ -65,121 +65,6 @@ CASES = [(s.name, mode) for s in reference.SCENARIOS for mode in MODES]
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
 
-def _seed(scenario_name: str, mode: str) -> int:
-    return 1 + CASES.index((scenario_name, mode))
-
-
-@pytest.fixture(scope="module")
-def mpe2_rollouts(request):
-    """``(scenario, mode) -> mpe2 rollout``; one worker process computes them in test order."""
-    wanted = []
-    for item in request.session.items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        case = (params.get("scenario_name"), params.get("mode"))
-        if case in CASES and case not in wanted:
-            wanted.append(case)
-
-    def submit(run, name, mode):
-        env = bridge.make_ours(reference.SCENARIOS_BY_NAME[name], MODES[mode])
-        return run(
-            reference.rollout_mpe2, name, MODES[mode], list(env.agents), _seed(name, mode), EPISODES
-        )
-
-    try:
-        pool = concurrent.futures.ProcessPoolExecutor(1, multiprocessing.get_context("spawn"))
-        futures = {case: submit(pool.submit, *case) for case in wanted}
-    except OSError:  # no worker processes here: compute each rollout when it is needed
-        pool, futures = None, {}
-    cache = {}
-
-    def get(name, mode):
-        if (name, mode) not in cache:
-            future = futures.get((name, mode))
-            cache[name, mode] = future.result() if future else submit(_call, name, mode)
-        return cache[name, mode]
-
-    yield get
-    if pool is not None:
-        pool.shutdown(cancel_futures=True)
-
-
-def _call(fn, *args):
-    return fn(*args)
-
-
-def _translated(template, ref, batch_shape, per_step):
-    """Every field of our state from an mpe2 rollout, with leaves ``[*batch_shape, ...]``.
-
-    ``per_step=False``: the reset of each episode (``batch_shape = (E,)``). ``per_step=True``:
-    the state before each step ``t`` (``batch_shape = (E, T)``), step counter ``t``.
-    """
-    if per_step:
-        fields = {
-            k: np.concatenate([ref[f"init_{k}"][:, None], ref[k][:, :-1]], axis=1)
-            for k in ("p_pos", "p_vel", "c")
-        }
-        step = np.broadcast_to(np.arange(STEPS, dtype=np.int32), batch_shape)
-    else:
-        fields = {k: ref[f"init_{k}"] for k in ("p_pos", "p_vel", "c")}
-        step = np.zeros(batch_shape, np.int32)
-    goal = ref.get("goal", np.zeros((batch_shape[0], *template.goal.shape), np.int32))
-    goal = goal.reshape(batch_shape[0], *[1] * (len(batch_shape) - 1), *goal.shape[1:])
-    fields["goal"] = np.broadcast_to(goal, (*batch_shape, *goal.shape[len(batch_shape) :]))
-    fields["step"] = step
-    fields["done"] = np.zeros((*batch_shape, *template.done.shape), bool)
-    return fields
-
-
-@pytest.mark.parametrize(("scenario_name", "mode"), CASES)
-def test_agents_and_spaces_match_mpe2(scenario_name, mode):
-    scenario = reference.SCENARIOS_BY_NAME[scenario_name]
-    where = f"{scenario_name} [{mode}]"
-    ours = bridge.make_ours(scenario, MODES[mode])
-    ref = reference.make_mpe2(scenario, MODES[mode])
-    assert sorted(ours.agents) == sorted(ref.possible_agents), (
-        f"{where}: agents ours {ours.agents} vs mpe2 {ref.possible_agents}"
-    )
-    for agent in ours.agents:
-        ours_act, ref_act = ours.action_space(agent), ref.action_space(agent)
-        if MODES[mode]:
-            assert tuple(ours_act.shape) == tuple(ref_act.shape), (where, agent, ours_act, ref_act)
-        else:
-            assert int(ours_act.n) == int(ref_act.n), (where, agent, ours_act, ref_act)
-        ours_obs, ref_obs = ours.observation_space(agent), ref.observation_space(agent)
-        assert tuple(ours_obs.shape) == tuple(ref_obs.shape), (where, agent, ours_obs, ref_obs)
-
-
-@pytest.mark.parametrize(("scenario_name", "mode"), CASES)
-def test_whole_episodes_match_mpe2(scenario_name, mode, mpe2_rollouts):
-    scenario = reference.SCENARIOS_BY_NAME[scenario_name]
-    where = f"{scenario_name} [{mode}, whole episodes, float64]"
-    ref = mpe2_rollouts(scenario_name, mode)
-    with jax.enable_x64(True):
-        ours = bridge.make_ours(scenario, MODES[mode])
-        template = bridge.state_template(ours)
-        fields = _translated(template, ref, (EPISODES,), per_step=False)
-        states = bridge.stack_states(template, fields, (EPISODES,), float_dtype=jnp.float64)
-        keys = jax.random.split(jax.random.key(_seed(scenario_name, mode)), (STEPS, EPISODES))
-        got = bridge.run_episodes(ours, states, ref["actions"], keys)
-    assert got["p_pos"].dtype == np.float64, got["p_pos"].dtype
-    bridge.assert_matches_mpe2(got, ref, list(ours.agents), where)
-
-
-@pytest.mark.parametrize(("scenario_name", "mode"), CASES)
-def test_each_float32_step_matches_mpe2(scenario_name, mode, mpe2_rollouts):
-    scenario = reference.SCENARIOS_BY_NAME[scenario_name]
-    where = f"{scenario_name} [{mode}, each step from mpe2's state, float32]"
-    ref = mpe2_rollouts(scenario_name, mode)
-    ours = bridge.make_ours(scenario, MODES[mode])
-    template = bridge.state_template(ours)
-    batch = (EPISODES, STEPS)
-    states = bridge.stack_states(template, _translated(template, ref, batch, True), batch)
-    keys = jax.random.split(jax.random.key(_seed(scenario_name, mode)), batch)
-    got = bridge.run_steps(ours, states, ref["actions"], keys)
-    assert got["p_pos"].dtype == np.float32, got["p_pos"].dtype
-    bridge.assert_matches_mpe2(got, ref, list(ours.agents), where)
-
-
 # --------------------------------------------------------------------------- JaxMARL fixtures
 X64_FIXTURES = sorted(DATA.glob("jaxmarl_*_x64.npz"))
 F32_FIXTURES = sorted(DATA.glob("jaxmarl_*_f32.npz"))
@@ -295,3 +180,121 @@ def test_each_float32_step_matches_jaxmarl(path):
     assert got["truncated"][:, -1].all() and not got["terminated"].any(), where
     expected_step = np.broadcast_to(np.arange(1, STEPS + 1) % STEPS, got["next_step"].shape)
     np.testing.assert_array_equal(got["next_step"], expected_step, err_msg=where)
+
+
+# --------------------------------------------------------------------------- mpe2
+# After the JaxMARL tests, which need no mpe2 rollouts: the worker process gets a head start.
+def _seed(scenario_name: str, mode: str) -> int:
+    return 1 + CASES.index((scenario_name, mode))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def mpe2_rollouts(request):
+    """``(scenario, mode) -> mpe2 rollout``; one worker process computes them in test order,
+    starting before the module's first test (autouse) so it runs while this process compiles."""
+    wanted = []
+    for item in request.session.items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        case = (params.get("scenario_name"), params.get("mode"))
+        if case in CASES and case not in wanted:
+            wanted.append(case)
+
+    def submit(run, name, mode):
+        env = bridge.make_ours(reference.SCENARIOS_BY_NAME[name], MODES[mode])
+        return run(
+            reference.rollout_mpe2, name, MODES[mode], list(env.agents), _seed(name, mode), EPISODES
+        )
+
+    try:
+        pool = concurrent.futures.ProcessPoolExecutor(1, multiprocessing.get_context("spawn"))
+        futures = {case: submit(pool.submit, *case) for case in wanted}
+    except OSError:  # no worker processes here: compute each rollout when it is needed
+        pool, futures = None, {}
+    cache = {}
+
+    def get(name, mode):
+        if (name, mode) not in cache:
+            future = futures.get((name, mode))
+            cache[name, mode] = future.result() if future else submit(_call, name, mode)
+        return cache[name, mode]
+
+    yield get
+    if pool is not None:
+        pool.shutdown(cancel_futures=True)
+
+
+def _call(fn, *args):
+    return fn(*args)
+
+
+def _translated(template, ref, batch_shape, per_step):
+    """Every field of our state from an mpe2 rollout, with leaves ``[*batch_shape, ...]``.
+
+    ``per_step=False``: the reset of each episode (``batch_shape = (E,)``). ``per_step=True``:
+    the state before each step ``t`` (``batch_shape = (E, T)``), step counter ``t``.
+    """
+    if per_step:
+        fields = {
+            k: np.concatenate([ref[f"init_{k}"][:, None], ref[k][:, :-1]], axis=1)
+            for k in ("p_pos", "p_vel", "c")
+        }
+        step = np.broadcast_to(np.arange(STEPS, dtype=np.int32), batch_shape)
+    else:
+        fields = {k: ref[f"init_{k}"] for k in ("p_pos", "p_vel", "c")}
+        step = np.zeros(batch_shape, np.int32)
+    goal = ref.get("goal", np.zeros((batch_shape[0], *template.goal.shape), np.int32))
+    goal = goal.reshape(batch_shape[0], *[1] * (len(batch_shape) - 1), *goal.shape[1:])
+    fields["goal"] = np.broadcast_to(goal, (*batch_shape, *goal.shape[len(batch_shape) :]))
+    fields["step"] = step
+    fields["done"] = np.zeros((*batch_shape, *template.done.shape), bool)
+    return fields
+
+
+@pytest.mark.parametrize(("scenario_name", "mode"), CASES)
+def test_agents_and_spaces_match_mpe2(scenario_name, mode):
+    scenario = reference.SCENARIOS_BY_NAME[scenario_name]
+    where = f"{scenario_name} [{mode}]"
+    ours = bridge.make_ours(scenario, MODES[mode])
+    ref = reference.make_mpe2(scenario, MODES[mode])
+    assert sorted(ours.agents) == sorted(ref.possible_agents), (
+        f"{where}: agents ours {ours.agents} vs mpe2 {ref.possible_agents}"
+    )
+    for agent in ours.agents:
+        ours_act, ref_act = ours.action_space(agent), ref.action_space(agent)
+        if MODES[mode]:
+            assert tuple(ours_act.shape) == tuple(ref_act.shape), (where, agent, ours_act, ref_act)
+        else:
+            assert int(ours_act.n) == int(ref_act.n), (where, agent, ours_act, ref_act)
+        ours_obs, ref_obs = ours.observation_space(agent), ref.observation_space(agent)
+        assert tuple(ours_obs.shape) == tuple(ref_obs.shape), (where, agent, ours_obs, ref_obs)
+
+
+@pytest.mark.parametrize(("scenario_name", "mode"), CASES)
+def test_whole_episodes_match_mpe2(scenario_name, mode, mpe2_rollouts):
+    scenario = reference.SCENARIOS_BY_NAME[scenario_name]
+    where = f"{scenario_name} [{mode}, whole episodes, float64]"
+    ref = mpe2_rollouts(scenario_name, mode)
+    with jax.enable_x64(True):
+        ours = bridge.make_ours(scenario, MODES[mode])
+        template = bridge.state_template(ours)
+        fields = _translated(template, ref, (EPISODES,), per_step=False)
+        states = bridge.stack_states(template, fields, (EPISODES,), float_dtype=jnp.float64)
+        keys = jax.random.split(jax.random.key(_seed(scenario_name, mode)), (STEPS, EPISODES))
+        got = bridge.run_episodes(ours, states, ref["actions"], keys)
+    assert got["p_pos"].dtype == np.float64, got["p_pos"].dtype
+    bridge.assert_matches_mpe2(got, ref, list(ours.agents), where)
+
+
+@pytest.mark.parametrize(("scenario_name", "mode"), CASES)
+def test_each_float32_step_matches_mpe2(scenario_name, mode, mpe2_rollouts):
+    scenario = reference.SCENARIOS_BY_NAME[scenario_name]
+    where = f"{scenario_name} [{mode}, each step from mpe2's state, float32]"
+    ref = mpe2_rollouts(scenario_name, mode)
+    ours = bridge.make_ours(scenario, MODES[mode])
+    template = bridge.state_template(ours)
+    batch = (EPISODES, STEPS)
+    states = bridge.stack_states(template, _translated(template, ref, batch, True), batch)
+    keys = jax.random.split(jax.random.key(_seed(scenario_name, mode)), batch)
+    got = bridge.run_steps(ours, states, ref["actions"], keys)
+    assert got["p_pos"].dtype == np.float32, got["p_pos"].dtype
+    bridge.assert_matches_mpe2(got, ref, list(ours.agents), where)
