@@ -55,6 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxmarl
 from tests.envs.mpe import mpe2_bridge as bridge
 from tests.envs.mpe import mpe2_reference as reference
 
@@ -77,7 +78,7 @@ def _fixture_id(path: pathlib.Path) -> str:
 def _load_fixture(path: pathlib.Path):
     data = dict(np.load(path))
     env_id, _, mode = _fixture_id(path).rpartition("_")
-    ours = bridge.jaxmarl.make(env_id, action_type=mode.capitalize())
+    ours = jaxmarl.make(env_id, action_type=mode.capitalize())
     agents = [str(a) for a in data["agents"]]
     assert agents == list(ours.agents), f"{env_id}: agents ours {ours.agents} vs {agents}"
     if "actions" in data:
@@ -194,6 +195,8 @@ def mpe2_rollouts(request):
     starting before the module's first test (autouse) so it runs while this process compiles."""
     wanted = []
     for item in request.session.items:
+        if getattr(item, "module", None) is not request.module:
+            continue
         params = getattr(getattr(item, "callspec", None), "params", {})
         case = (params.get("scenario_name"), params.get("mode"))
         if case in CASES and case not in wanted:
