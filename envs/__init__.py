@@ -1,1 +1,1 @@
-"""Environment families, imported as ``jaxmarl.envs.<family>`` (build them with ``jaxmarl.make``)."""
+"""Environment families, imported as ``jaxmarl.envs.<family>``; build them with jaxmarl.make."""

@@ -120,16 +120,20 @@ class Box(Space):
             raise ValueError("Box needs low <= high everywhere")
 
     def sample(self, key: jax.Array) -> jax.Array:
-        # Infinite bounds are sampled from a standard normal clipped into the finite side.
-        low, high = jnp.asarray(self.low), jnp.asarray(self.high)
-        bounded = jnp.isfinite(low) & jnp.isfinite(high)
-        unit = jax.random.uniform(key, self.shape, dtype=self.dtype)
-        normal = jax.random.normal(key, self.shape, dtype=self.dtype)
-        finite_low = jnp.where(jnp.isfinite(low), low, 0)
-        finite_high = jnp.where(jnp.isfinite(high), high, 0)
-        within = finite_low + unit * (finite_high - finite_low)
-        unbounded = jnp.clip(normal, low, high)
-        return jnp.where(bounded, within, unbounded).astype(self.dtype)
+        # Bounds are static, so the sampler is chosen while tracing: uniform inside finite
+        # bounds; a standard normal clipped into the space where a bound is infinite.
+        bounded = np.isfinite(self.low) & np.isfinite(self.high)
+        if bounded.all():
+            return jax.random.uniform(
+                key, self.shape, dtype=self.dtype, minval=self.low, maxval=self.high
+            )
+        normal = jnp.clip(jax.random.normal(key, self.shape, dtype=self.dtype), self.low, self.high)
+        if not bounded.any():
+            return normal
+        low = np.where(bounded, self.low, 0)
+        high = np.where(bounded, self.high, 0)
+        unit = jax.random.uniform(jax.random.fold_in(key, 1), self.shape, dtype=self.dtype)
+        return jnp.where(bounded, low + unit * (high - low), normal).astype(self.dtype)
 
     def contains(self, x: Any) -> jax.Array:
         if not _has_shape_and_kind(x, self.shape, integer=False):

@@ -71,3 +71,11 @@ def test_spaces_compare_by_value():
     assert spaces.Discrete(3) == spaces.Discrete(3)
     assert spaces.Discrete(3) != spaces.Discrete(4)
     assert spaces.Box(0.0, 1.0, (2,)) == spaces.Box(0.0, 1.0, (2,))
+
+
+def test_box_with_some_infinite_bounds():
+    space = spaces.Box(jnp.array([0.0, -jnp.inf]), jnp.array([1.0, 0.0]), (2,))
+    xs = jax.vmap(space.sample)(jax.random.split(jax.random.key(6), 500))
+    assert bool(jax.vmap(space.contains)(xs).all())
+    assert float(xs[:, 0].min()) >= 0.0 and float(xs[:, 0].max()) <= 1.0
+    assert float(xs[:, 1].max()) <= 0.0 and float(xs[:, 1].min()) < -1.0  # normal tail
