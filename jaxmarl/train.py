@@ -159,8 +159,8 @@ def _algorithm(alg: str) -> Algorithm:
 def _preset(alg: str, preset: str | None, env_id: str) -> Path | None:
     if preset is not None:
         path = Path(preset)
-        return path if path.suffix in (".yaml", ".yml") and path.exists() else preset_path(
-            alg, preset
+        return (
+            path if path.suffix in (".yaml", ".yml") and path.exists() else preset_path(alg, preset)
         )
     return preset_path(alg, env_id) if env_id in available_presets(alg) else None
 
