@@ -1,0 +1,409 @@
+"""PPO on MPE simple_spread: our ``jaxmarl.train`` against JaxMARL 0.2.0's own baseline scripts.
+
+Two comparisons, each run back to back on the same machine (ours, then theirs, per algorithm):
+
+* ``ippo``: ``python -m jaxmarl.train alg=ippo env=MPE_simple_spread_v3`` (preset
+  ``configs/ippo/MPE_simple_spread_v3.yaml``) against JaxMARL's ``baselines/IPPO/ippo_ff_mpe.py``
+  with ``baselines/IPPO/config/ippo_ff_mpe.yaml``;
+* ``mappo``: ``python -m jaxmarl.train alg=mappo preset=MPE_simple_spread_v3_rnn`` against
+  JaxMARL's ``baselines/MAPPO/mappo_rnn_mpe.py`` with
+  ``baselines/MAPPO/config/mappo_homogenous_rnn_mpe.yaml``.
+
+Same env steps (both sides floor the total to whole updates of num_envs x num_steps), same
+number of seeds. Our side vmaps the seeds in one program (``run.num_seeds``); JaxMARL's IPPO
+script vmaps its seeds too (``NUM_SEEDS``), its MAPPO script trains one seed per call, so the
+driver compiles it once and runs the seeds back to back.
+
+Fetching the peer scripts (this file embeds none of JaxMARL's code)
+-------------------------------------------------------------------
+The PyPI package ``jaxmarl==0.2.0`` ships no baseline scripts. Copy these four files of the
+public repository ``FLAIROx/JaxMARL`` (e.g. ``git clone https://github.com/FLAIROx/JaxMARL``, or
+download them from GitHub) into a folder *outside this repository*, keeping this layout::
+
+    PEER_SCRIPTS/IPPO/ippo_ff_mpe.py
+    PEER_SCRIPTS/IPPO/config/ippo_ff_mpe.yaml
+    PEER_SCRIPTS/MAPPO/mappo_rnn_mpe.py
+    PEER_SCRIPTS/MAPPO/config/mappo_homogenous_rnn_mpe.yaml
+
+and give the folder as ``--peer-scripts`` (default ``/tmp/peer_scripts``). The peer
+interpreter (``--peer-python``, default ``/tmp/peer/bin/python``) needs ``jaxmarl==0.2.0`` and
+``distrax``; ``hydra``, ``omegaconf``, ``wandb`` and ``matplotlib`` are replaced by stubs (the
+scripts only use them in ``main``, and for ``wandb.log`` inside an ``io_callback``, which the stub
+records, so the scripts' per-update host callback still runs and is timed).
+
+How the peer side is run
+------------------------
+The driver writes a small runner (this file's ``PEER_RUNNER``) to a temp dir and runs it under
+the peer interpreter with ``-I``. It imports the script, reads the published YAML config,
+overrides only ``TOTAL_TIMESTEPS`` and ``NUM_SEEDS``, and calls the script's ``make_train``
+exactly as its ``main`` does: IPPO ``jax.jit(jax.vmap(train))`` over
+``split(PRNGKey(SEED), NUM_SEEDS)``; MAPPO ``jax.jit(train)`` on each of
+``split(PRNGKey(SEED), seeds)``. Compile is timed with ``.lower(...).compile()``, training
+separately (``block_until_ready``).
+
+Returns
+-------
+JaxMARL's ``MPELogWrapper`` multiplies every reward by ``num_agents`` (3 on simple_spread)
+before accumulating its episode-return log ("as per on-policy codebase"), so its logged returns
+are 3x the per-agent raw returns; the table shows both (raw = logged / num_agents). What is
+logged per update differs a little: IPPO's script logs the mean, over every step of the
+rollout and every agent, of the most recently finished episode's return (a lagging value); its
+MAPPO script logs that value at the rollout's last step, averaged over agents. Ours logs the
+mean over agents of the raw returns of the episodes that finished during the update. "Final"
+is the last update's value per seed, then mean +- std over seeds.
+
+Usage::
+
+    python benchmarks/ppo_vs_jaxmarl.py                        # both algs, published steps
+    python benchmarks/ppo_vs_jaxmarl.py --algs ippo --ippo-steps 2998272
+    python benchmarks/ppo_vs_jaxmarl.py --report-only          # rebuild table from saved JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NUM_AGENTS = 3  # MPE_simple_spread_v3
+
+ALGS = {
+    "ippo": {
+        "ours": ["alg=ippo", "env=MPE_simple_spread_v3"],
+        "script": "IPPO/ippo_ff_mpe.py",
+        "config": "IPPO/config/ippo_ff_mpe.yaml",
+        "default_steps": 9_998_336,
+        "per_update": 16 * 128,
+        "updates_per_chunk": 61,
+        "label": "IPPO-FF (16 envs x 128 steps, 64-64 tanh)",
+    },
+    "mappo": {
+        "ours": ["alg=mappo", "preset=MPE_simple_spread_v3_rnn"],
+        "script": "MAPPO/mappo_rnn_mpe.py",
+        "config": "MAPPO/config/mappo_homogenous_rnn_mpe.yaml",
+        "default_steps": 1_998_848,
+        "per_update": 128 * 128,
+        "updates_per_chunk": 8,
+        "label": "MAPPO-RNN (128 envs x 128 steps, 128 dense + GRU 128)",
+    },
+}
+
+# Runs under the peer interpreter; imports JaxMARL's script from the fetched folder.
+PEER_RUNNER = r"""
+import importlib.util, json, sys, time, types
+
+alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
+total_steps, num_seeds = int(total_steps), int(num_seeds)
+
+logged = []
+def _stub(name, **attrs):
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    sys.modules[name] = module
+    return module
+
+_stub("wandb", log=lambda metric, *a, **k: logged.append(metric), init=lambda *a, **k: None)
+_stub("hydra", main=lambda *a, **k: (lambda f: f))
+_stub("omegaconf", OmegaConf=types.SimpleNamespace(to_container=lambda c: c))
+try:
+    import matplotlib.pyplot  # noqa: F401
+except ImportError:
+    _stub("matplotlib"); _stub("matplotlib.pyplot")
+
+import jax, numpy as np, yaml
+
+spec = importlib.util.spec_from_file_location("peer_script", script)
+peer = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(peer)
+
+config = yaml.safe_load(open(config_path))
+for k, v in config.items():  # hydra/OmegaConf read "2e-3" as a float; PyYAML leaves a string
+    if isinstance(v, str):
+        try:
+            config[k] = float(v)
+        except ValueError:
+            pass
+config["TOTAL_TIMESTEPS"] = total_steps
+config["NUM_SEEDS"] = num_seeds
+config["WANDB_MODE"] = "disabled"
+train = peer.make_train(config)
+num_updates = config["NUM_UPDATES"]
+rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
+
+result = {"alg": alg, "num_updates": num_updates, "seeds": num_seeds,
+          "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"],
+          "jax": jax.__version__, "backend": jax.default_backend()}
+if alg == "ippo":  # the script's main: jax.vmap(jax.jit(train))(rngs) -- one program
+    fn = jax.jit(jax.vmap(train))
+    t0 = time.perf_counter(); compiled = fn.lower(rngs).compile()
+    result["compile_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter(); out = jax.block_until_ready(compiled(rngs))
+    result["train_s"] = time.perf_counter() - t0
+    curve = np.asarray(out["metrics"]["returned_episode_returns"])  # [seeds, updates]
+    result["logged_curve"] = curve.tolist()
+else:  # the script's main: jax.jit(train)(rng), one seed per call
+    fn = jax.jit(train)
+    t0 = time.perf_counter(); compiled = fn.lower(rngs[0]).compile()
+    result["compile_s"] = time.perf_counter() - t0
+    result["train_s"] = 0.0
+    curves = []
+    for key in rngs:
+        logged.clear()
+        t0 = time.perf_counter(); jax.block_until_ready(compiled(key))
+        jax.effects_barrier()
+        result["train_s"] += time.perf_counter() - t0
+        ordered = sorted(logged, key=lambda m: int(m["env_step"]))
+        curves.append([float(m["returns"]) for m in ordered])
+    result["logged_curve"] = curves
+result["final_logged"] = [float(c[-1]) for c in result["logged_curve"]]
+print("RESULT " + json.dumps(result))
+"""
+
+
+def _mean_std(values):
+    values = [float(v) for v in values]
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return statistics.fmean(values), std
+
+
+def machine_load() -> str:
+    return Path("/proc/loadavg").read_text().split(" ")[0:3].__str__()
+
+
+def other_benchmarks() -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [
+        line.strip()[:160]
+        for line in ps.splitlines()
+        if any(tag in line for tag in ("env_throughput", "_workload", "bench.py"))
+        and "grep" not in line
+        and str(os.getpid()) not in line.split()[:1]
+    ]
+
+
+def wait_for_quiet(poll_s: float = 60.0, max_wait_s: float = 1800.0) -> list[str]:
+    """Wait (up to max_wait_s) while another throughput benchmark runs on this machine.
+
+    Returns what was still running when we started (empty if the machine was quiet)."""
+    start = time.time()
+    while True:
+        busy = other_benchmarks()
+        if not busy or time.time() - start >= max_wait_s:
+            return busy
+        print(
+            f"[wait] other benchmark running ({len(busy)} procs); load {machine_load()}", flush=True
+        )
+        time.sleep(poll_s)
+
+
+def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) -> dict:
+    name = f"ours_{alg}" + ("_" + "_".join(e.replace("=", "-") for e in extra) if extra else "")
+    run_dir = out_dir / name
+    cmd = [
+        sys.executable,
+        "-m",
+        "jaxmarl.train",
+        *ALGS[alg]["ours"],
+        f"run.num_seeds={seeds}",
+        f"run.total_timesteps={steps}",
+        f"run.out_dir={out_dir}",
+        f"run.name={name}",
+        chunk_override(alg, steps),
+        *extra,
+        "--no-progress",
+    ]
+    load_before = machine_load()
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(f"ours failed:\n{proc.stdout}\n{proc.stderr}")
+    summary = {}
+    for line in (run_dir / "summary.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2:
+            summary[cells[0]] = cells[1]
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
+    last = max(r["update"] for r in rows)
+    final = [r["episode_return"] for r in rows if r["update"] == last]
+    evals = [json.loads(x) for x in (run_dir / "eval.jsonl").read_text().splitlines() if x]
+    last_eval = max(r["update"] for r in evals) if evals else None
+    greedy = [r["eval_episode_return"] for r in evals if r["update"] == last_eval]
+    return {
+        "side": "ours",
+        "alg": alg,
+        "cmd": " ".join(cmd[1:]),
+        "run_dir": str(run_dir),
+        "env_steps_per_seed": steps_floor(alg, steps),
+        "seeds": seeds,
+        "compile_s": float(summary["compile (s)"]),
+        "steps_per_s": float(summary["training env steps/s (all seeds)"].replace(",", "")),
+        "final_raw": final,
+        "greedy_raw": greedy,
+        "wall_s": wall,
+        "load_before": load_before,
+        "load_after": machine_load(),
+        "extra": extra,
+    }
+
+
+def steps_floor(alg: str, steps: int) -> int:
+    per_update = ALGS[alg]["per_update"]
+    return steps // per_update * per_update
+
+
+def chunk_override(alg: str, steps: int) -> str:
+    """The preset's updates_per_chunk, or the largest divisor of the update count below it."""
+    updates = steps_floor(alg, steps) // ALGS[alg]["per_update"]
+    best = max(d for d in range(1, ALGS[alg]["updates_per_chunk"] + 1) if updates % d == 0)
+    return f"run.updates_per_chunk={best}"
+
+
+def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Path(tmp) / "peer_runner.py"
+        runner.write_text(PEER_RUNNER)
+        cmd = [
+            peer_python,
+            "-I",
+            str(runner),
+            alg,
+            str(scripts / ALGS[alg]["script"]),
+            str(scripts / ALGS[alg]["config"]),
+            str(steps),
+            str(seeds),
+        ]
+        load_before = machine_load()
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(f"peer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    result = json.loads(line[len("RESULT ") :])
+    total = result["env_steps_per_seed"] * result["seeds"]
+    result.update(
+        side="jaxmarl",
+        cmd=" ".join(["<peer python> -I peer_runner.py", *cmd[3:]]),
+        steps_per_s=total / result["train_s"],
+        wall_s=wall,
+        final_raw=[v / NUM_AGENTS for v in result["final_logged"]],
+        load_before=load_before,
+        load_after=machine_load(),
+    )
+    return result
+
+
+def table(results: dict) -> str:
+    """Markdown table(s) from {alg: {"ours": {...}, "jaxmarl": {...}, ...}}."""
+    out = []
+    for alg, sides in results.items():
+        ours, peer = sides.get("ours"), sides.get("jaxmarl")
+        out.append(f"### {ALGS[alg]['label']}\n")
+        out.append(
+            "| | env steps / seed | seeds | final return, per agent raw (mean ± std) "
+            "| same, x3 (JaxMARL's logged scale) | greedy eval (per agent raw) "
+            "| training env steps/s (all seeds) | compile s | wall s |"
+        )
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for key in ("ours", "ours_nobootstrap", "jaxmarl"):
+            r = sides.get(key)
+            if not r:
+                continue
+            m, s = _mean_std(r["final_raw"])
+            greedy = "—"
+            if r.get("greedy_raw"):
+                greedy = "{:.2f} ± {:.2f}".format(*_mean_std(r["greedy_raw"]))
+            label = {
+                "ours": "ours",
+                "ours_nobootstrap": "ours, bootstrap_truncation=false",
+                "jaxmarl": "JaxMARL 0.2.0",
+            }[key]
+            out.append(
+                f"| {label} | {r['env_steps_per_seed']:,} | {r['seeds']} | {m:.2f} ± {s:.2f} "
+                f"| {m * NUM_AGENTS:.1f} ± {s * NUM_AGENTS:.1f} | {greedy} "
+                f"| {r['steps_per_s']:,.0f} | {r['compile_s']:.1f} | {r['wall_s']:.0f} |"
+            )
+        if ours and peer:
+            out.append(
+                "\nRatio ours/JaxMARL: throughput "
+                f"**{ours['steps_per_s'] / peer['steps_per_s']:.2f}x**, "
+                f"compile {ours['compile_s'] / peer['compile_s']:.2f}x; final return difference "
+                f"(ours − JaxMARL, per agent raw) "
+                f"{_mean_std(ours['final_raw'])[0] - _mean_std(peer['final_raw'])[0]:+.2f}.\n"
+            )
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--algs", default="ippo,mappo")
+    parser.add_argument("--ippo-steps", type=int, default=ALGS["ippo"]["default_steps"])
+    parser.add_argument("--mappo-steps", type=int, default=ALGS["mappo"]["default_steps"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--peer-python", default="/tmp/peer/bin/python")
+    parser.add_argument("--peer-scripts", type=Path, default=Path("/tmp/peer_scripts"))
+    parser.add_argument("--out-dir", type=Path, default=REPO / "runs" / "ppo_vs_jaxmarl")
+    parser.add_argument(
+        "--sides",
+        default="ours,jaxmarl",
+        help="which to run: ours, jaxmarl, ours_nobootstrap (comma list)",
+    )
+    parser.add_argument("--md", type=Path, default=None, help="write the table here too")
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--max-wait-s",
+        type=float,
+        default=1800.0,
+        help="longest wait for another benchmark to finish before running anyway",
+    )
+    args = parser.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    store = args.out_dir / "results.json"
+    results = json.loads(store.read_text()) if store.exists() else {}
+    if not args.report_only:
+        for alg in args.algs.split(","):
+            steps = args.ippo_steps if alg == "ippo" else args.mappo_steps
+            for side in args.sides.split(","):
+                concurrent = wait_for_quiet(max_wait_s=args.max_wait_s)
+                print(
+                    f"[{dt.datetime.now(dt.timezone.utc):%H:%M:%S}] {alg} {side}: "
+                    f"{steps:,} steps x {args.seeds} seeds, load {machine_load()}",
+                    flush=True,
+                )
+                if side == "jaxmarl":
+                    r = run_peer(alg, steps, args.seeds, args.peer_python, args.peer_scripts)
+                else:
+                    extra = ["run.gif=true" if alg == "ippo" else "run.gif=false"]
+                    if side == "ours_nobootstrap":
+                        extra.append("bootstrap_truncation=false")
+                    r = run_ours(alg, steps, args.seeds, args.out_dir, extra)
+                r["concurrent_at_start"] = concurrent
+                r["concurrent_at_end"] = other_benchmarks()
+                r["finished_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+                results.setdefault(alg, {})[side] = r
+                store.write_text(json.dumps(results, indent=1))
+                print(
+                    f"  -> {r['steps_per_s']:,.0f} env steps/s, compile {r['compile_s']:.1f}s, "
+                    f"final raw {_mean_std(r['final_raw'])[0]:.2f}",
+                    flush=True,
+                )
+    text = table(results)
+    text += f"\n{platform.platform()}, {os.cpu_count()} CPUs\n"
+    print(text)
+    if args.md:
+        args.md.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
