@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for people and CI. Every command sets up .venv first (only when needed).
 #   bash dev.sh run    set up, then run the main job (see README)
-#   bash dev.sh test   set up, then run the test suite
+#   bash dev.sh test   set up, then run the test suite (extra args go to pytest)
 #   bash dev.sh lint   set up, then ruff
 #   bash dev.sh setup  set up only
 set -euo pipefail
@@ -34,6 +34,11 @@ case "$cmd" in
     ;;
   test)
     setup
+    if [ "$#" -eq 0 ]; then
+      # The default suite: everything but 'nightly', on two worker processes (the tests are
+      # bound by XLA compiles, which use one core each).
+      set -- -n 2 -m "not nightly" -p no:cacheprovider
+    fi
     "$VENV/bin/python" -m pytest "$@"
     ;;
   lint)
