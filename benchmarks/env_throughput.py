@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -327,6 +328,8 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per measurement")
     parser.add_argument("--out", type=Path, help="Markdown results file (JSON written beside)")
     args = parser.parse_args(argv)
+    # SIGTERM as an exception, so subprocess.run kills the measuring child on the way out.
+    signal.signal(signal.SIGTERM, _raise_system_exit)
     given = sys.argv[1:] if argv is None else argv
     args.command_line = shlex.join(["python", "benchmarks/env_throughput.py", *given])
 
@@ -374,6 +377,10 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         args.out.with_suffix(".json").write_text(json.dumps(raw, indent=1) + "\n")
         print(f"\nwrote {args.out} and {args.out.with_suffix('.json')}", file=sys.stderr)
     return results
+
+
+def _raise_system_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _check_interpreters(cells: list[dict[str, Any]]) -> None:
