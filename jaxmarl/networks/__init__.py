@@ -3,6 +3,8 @@
 from jaxmarl.networks.actor_critic import ActorCritic
 from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder
 from jaxmarl.networks.heads import CategoricalHead, GaussianHead, QHead, ValueHead, masked_logits
+from jaxmarl.networks.mixers import NoMixer, QMixer, VDNMixer, make_mixer
+from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.networks.trunks import GRUTrunk, MLPTrunk, initial_carry
 
 __all__ = [
@@ -13,8 +15,13 @@ __all__ = [
     "GaussianHead",
     "MLPEncoder",
     "MLPTrunk",
+    "NoMixer",
+    "QMixer",
+    "QNetwork",
     "QHead",
+    "VDNMixer",
     "ValueHead",
     "initial_carry",
+    "make_mixer",
     "masked_logits",
 ]

@@ -1,0 +1,99 @@
+"""Agent Q-network factored as perception -> shared decision trunk -> Q head, plus a mixer.
+
+Parameters are a plain dict with the same subtrees as the actor-critic networks, so the trunk
+can be shared, frozen or saved on its own::
+
+    {"encoder": ..., "trunk": ..., "heads": {"q": ...}, "mixer": ...}
+
+Arrays keep the agent axis: observations ``[T, B, A, D]`` -> Q-values ``[T, B, A, n]``. Inside,
+agents of all envs are flattened into the trunk's batch ``N = B * A`` so one parameter set
+serves every agent; the recurrent state is kept as ``[B, A, H]`` so it can be stored and
+shuffled per env (replay buffers, minibatches).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import linen as nn
+
+from jaxmarl.networks.trunks import initial_carry
+
+Params = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class QNetwork:
+    """Pure functions over encoder, trunk, Q head and mixer modules.
+
+    Attributes:
+        encoder: per-agent observation encoder (``[..., D] -> [..., E]``).
+        trunk: decision trunk (``MLPTrunk`` or ``GRUTrunk``; see ``jaxmarl.networks.trunks``).
+        head: ``QHead``.
+        mixer: a mixer from ``jaxmarl.networks.mixers``.
+        num_agents: ``A``.
+    """
+
+    encoder: nn.Module
+    trunk: nn.Module
+    head: nn.Module
+    mixer: nn.Module
+    num_agents: int
+
+    def init(self, key: jax.Array, obs: jax.Array, world_state: jax.Array) -> Params:
+        """Parameters from example inputs ``obs [B, A, D]`` and ``world_state [B, W]``."""
+        keys = jax.random.split(key, 4)
+        n = obs.shape[0] * obs.shape[1]
+        flat = obs.reshape((1, n, *obs.shape[2:]))
+        first = jnp.zeros((1, n), dtype=bool)
+        carry = initial_carry(self.trunk, n)
+        encoder = self.encoder.init(keys[0], flat)
+        x = self.encoder.apply(encoder, flat)
+        trunk = self.trunk.init(keys[1], carry, x, first)
+        _, y = self.trunk.apply(trunk, carry, x, first)
+        head = self.head.init(keys[2], y)
+        agent_q = jnp.zeros(obs.shape[:2], dtype=jnp.float32)
+        mixer = self.mixer.init(keys[3], agent_q, world_state)
+        return {
+            "encoder": encoder["params"],
+            "trunk": trunk["params"],
+            "heads": {"q": head["params"]},
+            "mixer": mixer.get("params", {}),
+        }
+
+    def initial_carry(self, num_envs: int) -> jax.Array:
+        """Zero recurrent state ``[B, A, H]`` (``H = 0`` for feed-forward trunks)."""
+        carry = initial_carry(self.trunk, num_envs * self.num_agents)
+        return carry.reshape((num_envs, self.num_agents, -1))
+
+    def q_values(
+        self, params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """Q-values of a sequence.
+
+        Args:
+            params: see the module docstring.
+            carry: ``[B, A, H]`` recurrent state before ``obs[0]``.
+            obs: ``[T, B, A, D]``.
+            first: ``[T, B]`` bool, ``obs[t]`` starts an episode (the state is reset first).
+
+        Returns:
+            ``(carry [B, A, H], q [T, B, A, num_actions])``.
+        """
+        steps, num_envs, num_agents = obs.shape[:3]
+        n = num_envs * num_agents
+        flat_obs = obs.reshape((steps, n, *obs.shape[3:]))
+        flat_first = jnp.broadcast_to(first[..., None], (steps, num_envs, num_agents))
+        x = self.encoder.apply({"params": params["encoder"]}, flat_obs)
+        hidden, y = self.trunk.apply(
+            {"params": params["trunk"]}, carry.reshape((n, -1)), x, flat_first.reshape((steps, n))
+        )
+        q = self.head.apply({"params": params["heads"]["q"]}, y)
+        return hidden.reshape(carry.shape), q.reshape((steps, num_envs, num_agents, -1))
+
+    def mix(self, params: Params, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
+        """``agent_q [..., A]``, ``world_state [..., W]`` -> mixed values ``[..., K]``."""
+        return self.mixer.apply({"params": params["mixer"]}, agent_q, world_state)
