@@ -1,0 +1,246 @@
+"""IQL, VDN and QMIX: one recurrent Q-learning core with a replay buffer; they differ by mixer.
+
+``make_q_learning(config)`` returns a ``Learner`` (``init(key) -> QTrainState``,
+``update(state) -> (state, metrics)``); ``make_train(config)`` composes them into
+``train(key)`` that ``jax.vmap`` runs over seeds. One update:
+
+1. roll out ``num_steps`` epsilon-greedy steps in ``env.num_envs`` envs (the shared
+   ``rollout``; the runner carries on across updates, so sequences need not start at resets --
+   each stores the recurrent state it started from);
+2. add the ``num_envs`` sequences to the in-jit replay buffer (``jaxmarl.training.replay``);
+3. once ``learning_starts`` env steps are done and the buffer holds a batch, take
+   ``num_epochs`` gradient steps, each on ``batch_size`` sampled sequences (``td_loss``:
+   target network, double Q, n-step or TD(lambda) targets, mixer);
+4. every ``target_update_interval`` updates move the target network towards the online one
+   (``tau = 1``: hard copy; ``tau < 1``: soft/Polyak).
+
+Everything shared with PQN (acting, loss, network, config checks) is in
+``jaxmarl.training.q_learning``; this file adds the buffer and the target network.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+import jaxmarl
+from jaxmarl.training import replay
+from jaxmarl.training.config import check_num_updates, require, require_positive
+from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training.q_learning import (
+    QCommonConfig,
+    QSequence,
+    build_q_network,
+    epsilon_greedy,
+    epsilon_schedule,
+    greedy_actions,
+    make_optimiser,
+    td_loss,
+)
+from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.sgd import sgd_epochs
+from jaxmarl.training.types import Runner
+from jaxmarl.wrappers import AgentBatch, LogWrapper
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class QLearningConfig(QCommonConfig):
+    """IQL (``mixer="none"``), VDN (``"vdn"``) or QMIX (``"qmix"``); see ``QCommonConfig``.
+
+    Attributes:
+        buffer_size: sequences (of ``num_steps`` steps each) the replay buffer holds.
+        batch_size: sequences per gradient step.
+        learning_starts: env steps (all envs) before the first gradient step.
+        num_epochs: gradient steps per update, each on a fresh sample.
+        target_update_interval: updates between target-network updates.
+        tau: target update rate (1.0 = hard copy).
+        double_q: pick next actions with the online network, value them with the target one.
+    """
+
+    buffer_size: int = 5000
+    batch_size: int = 32
+    learning_starts: int = 10_000
+    num_epochs: int = 1
+    target_update_interval: int = 200
+    tau: float = 1.0
+    double_q: bool = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        require_positive(
+            "q_learning",
+            buffer_size=self.buffer_size,
+            batch_size=self.batch_size,
+            num_epochs=self.num_epochs,
+            target_update_interval=self.target_update_interval,
+        )
+        require(
+            self.buffer_size >= self.batch_size,
+            f"buffer_size={self.buffer_size} sequences cannot hold one batch of batch_size="
+            f"{self.batch_size}; raise buffer_size or lower batch_size",
+        )
+        require(
+            self.buffer_size >= self.env.num_envs,
+            f"buffer_size={self.buffer_size} sequences cannot hold one update's "
+            f"env.num_envs={self.env.num_envs} sequences; raise buffer_size",
+        )
+        require(self.learning_starts >= 0, "learning_starts must be >= 0")
+        require(0.0 < self.tau <= 1.0, f"tau must be in (0, 1], got {self.tau}")
+        check_num_updates(
+            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
+        )
+
+    @property
+    def num_updates(self) -> int:
+        return check_num_updates(self.run.total_timesteps, self.steps_per_update, "")
+
+
+@struct.dataclass
+class QTrainState:
+    """Everything a Q-learning run carries between updates (checkpointed whole, buffer too).
+
+    Attributes:
+        params, target_params: online and target network parameters (mixer included).
+        opt_state: optax state.
+        buffer: ``ReplayBuffer`` of ``QSequence`` items (batch-major, ``[capacity, ...]``).
+        runner: env states, observations, recurrent carry ``[B, A, H]``, rollout key.
+        key: key for sampling from the buffer.
+        update: ``[]`` int32, updates done.
+    """
+
+    params: Any
+    target_params: Any
+    opt_state: Any
+    buffer: replay.ReplayBuffer
+    runner: Runner
+    key: jax.Array
+    update: jax.Array
+
+
+def make_q_learning(config: QLearningConfig) -> Learner:
+    """Build env, networks, optimiser and buffer layout; return the learner's functions."""
+    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
+    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+    network = build_q_network(config, batch)
+    num_envs, num_steps = config.env.num_envs, config.num_steps
+    world_state = config.mixer == "qmix"
+    num_updates = config.num_updates
+    epsilon = epsilon_schedule(config, num_updates)
+    optimiser = make_optimiser(config, num_updates * config.num_epochs)
+
+    def policy_fn(params_and_epsilon, carry, inputs, key):
+        params, eps = params_and_epsilon
+        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
+        return carry, epsilon_greedy(key, q[0], inputs.avail_actions, eps), {}
+
+    def greedy_policy(params, carry, inputs):
+        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
+        return carry, greedy_actions(q[0], inputs.avail_actions)
+
+    def init(key: jax.Array) -> QTrainState:
+        params_key, env_key, train_key = jax.random.split(key, 3)
+        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs))
+        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        params = network.init(params_key, inputs.obs, inputs.world_state)
+        steps = lambda x, length: jnp.zeros((length, *x.shape[1:]), x.dtype)
+        example = QSequence(  # one env's item
+            inputs=jax.tree.map(lambda x: steps(x, num_steps + 1), inputs),
+            action=jnp.zeros((num_steps, batch.num_agents), jnp.int32),
+            reward=jnp.zeros((num_steps, batch.num_agents), jnp.float32),
+            terminated=jnp.zeros((num_steps,), jnp.bool_),
+            done=jnp.zeros((num_steps,), jnp.bool_),
+            carry=runner.policy_carry[0],
+        )
+        return QTrainState(
+            params=params,
+            target_params=params,
+            opt_state=optimiser.init(params),
+            buffer=replay.init(example, config.buffer_size),
+            runner=runner,
+            key=train_key,
+            update=jnp.int32(0),
+        )
+
+    def update(state: QTrainState) -> tuple[QTrainState, dict[str, jax.Array]]:
+        eps = epsilon(state.update)
+        runner, trajectory = rollout(
+            env,
+            batch,
+            policy_fn,
+            (state.params, eps),
+            state.runner,
+            num_steps,
+            world_state=world_state,
+        )
+        next_inputs = step_inputs(
+            env, batch, runner.obs, runner.env_state, runner.first, world_state
+        )
+        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry)
+        buffer = replay.add(state.buffer, sequence.batch_major())
+        env_steps = (state.update + 1) * config.steps_per_update
+        learn = replay.can_sample(buffer, config.batch_size) & (env_steps >= config.learning_starts)
+        key, learn_key = jax.random.split(state.key)
+
+        def loss_fn(params, minibatch):
+            return td_loss(network, config, params, state.target_params, minibatch, config.double_q)
+
+        def sample(key):
+            items = replay.sample(buffer, key, config.batch_size)
+            return jax.tree.map(lambda x: x[None], items.time_major())  # one minibatch
+
+        def learn_step(params, opt_state):
+            params, opt_state, _, metrics = sgd_epochs(
+                loss_fn, optimiser, params, opt_state, learn_key, sample, config.num_epochs
+            )
+            return params, opt_state, metrics
+
+        def skip(params, opt_state):
+            shapes = jax.eval_shape(learn_step, params, opt_state)[2]
+            return params, opt_state, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
+
+        params, opt_state, train_metrics = jax.lax.cond(
+            learn, learn_step, skip, state.params, state.opt_state
+        )
+        sync = (state.update + 1) % config.target_update_interval == 0
+        moved = optax.incremental_update(params, state.target_params, config.tau)
+        target_params = jax.tree.map(
+            lambda new, old: jnp.where(sync, new, old), moved, state.target_params
+        )
+        new_state = QTrainState(
+            params=params,
+            target_params=target_params,
+            opt_state=opt_state,
+            buffer=buffer,
+            runner=runner,
+            key=key,
+            update=state.update + 1,
+        )
+        metrics = {
+            **episode_metrics(trajectory),
+            **train_metrics,
+            "epsilon": eps,
+            "learning": learn.astype(jnp.float32),
+        }
+        return new_state, metrics
+
+    return Learner(
+        config=config,
+        env=env,
+        batch=batch,
+        init=init,
+        update=update,
+        num_updates=num_updates,
+        greedy_policy=greedy_policy,
+        initial_carry=network.initial_carry,
+        env_steps_per_update=config.steps_per_update,
+    )
+
+
+def make_train(config: QLearningConfig):
+    """``train(key) -> (final QTrainState, metrics [num_updates])``: pure, ``vmap``-able."""
+    return make_train_from(make_q_learning(config))

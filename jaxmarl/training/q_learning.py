@@ -1,0 +1,309 @@
+"""The Q-learning core shared by IQL, VDN, QMIX (replay) and PQN (no replay).
+
+Pieces, each a pure function:
+
+* ``greedy_actions`` / ``epsilon_greedy``: action selection with available-action masks (the
+  random branch draws only among available actions too);
+* ``QSequence``: ``T`` transitions of ``B`` envs plus the observation after them and the
+  recurrent state before them -- what a replay buffer stores and what the loss reads;
+* ``td_loss``: agent Q-values over a sequence -> mixer -> n-step or TD(lambda) targets from a
+  target network (optionally double Q) -> mean squared TD error;
+* ``QCommonConfig``: the hyperparameters every Q learner has (exploration, optimiser, targets,
+  mixer), validated before anything is traced; ``make_optimiser``, ``epsilon_schedule``.
+
+Time limits. The env's ``truncated`` steps are treated as terminations (no bootstrapping), as in
+JaxMARL's Q-learning scripts: after an episode end the next stored observation belongs to the
+next episode, and bootstrapping a truncation would need the pre-reset observation stored as well
+(twice the observation memory in the buffer). This is a bias only for envs whose agents cannot
+see the time; it is documented here rather than hidden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import struct
+
+from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, QHead
+from jaxmarl.networks.mixers import MIXERS, make_mixer, team_reward
+from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.training import targets
+from jaxmarl.training.config import (
+    EnvConfig,
+    NetworkConfig,
+    RunConfig,
+    require,
+    require_positive,
+)
+from jaxmarl.training.types import StepInput, Transition
+from jaxmarl.wrappers.agent_batch import AgentBatch
+
+RETURNS = ("n_step", "lambda")
+OPTIMISERS = ("adam", "radam")
+
+
+# --------------------------------------------------------------------------- acting
+def masked_q(q: jax.Array, avail: jax.Array) -> jax.Array:
+    """Unavailable actions get the smallest finite value (``[..., n]``)."""
+    return jnp.where(avail, q, jnp.finfo(q.dtype).min)
+
+
+def greedy_actions(q: jax.Array, avail: jax.Array) -> jax.Array:
+    """``argmax`` over available actions: ``[..., n] -> [...]`` int32 (0 if none is available)."""
+    return jnp.argmax(masked_q(q, avail), axis=-1).astype(jnp.int32)
+
+
+def epsilon_greedy(key: jax.Array, q: jax.Array, avail: jax.Array, epsilon: jax.Array) -> jax.Array:
+    """With probability ``epsilon`` a uniformly random *available* action, else the greedy one.
+
+    Args:
+        key: PRNG key (split here for the coin and the random action).
+        q: ``[..., n]`` Q-values.
+        avail: ``[..., n]`` bool available actions.
+        epsilon: ``[]`` exploration rate.
+
+    Returns:
+        ``[...]`` int32 actions, always available where any action is.
+    """
+    coin_key, action_key = jax.random.split(key)
+    uniform_logits = masked_q(jnp.zeros_like(q), avail)
+    random = jax.random.categorical(action_key, uniform_logits, axis=-1).astype(jnp.int32)
+    explore = jax.random.uniform(coin_key, q.shape[:-1]) < epsilon
+    return jnp.where(explore, random, greedy_actions(q, avail))
+
+
+# --------------------------------------------------------------------------- config
+def q_network_defaults() -> NetworkConfig:
+    """JaxMARL's Q-learning agent: ReLU dense 64 -> GRU 64 -> Q head, one-hot agent ids."""
+    return NetworkConfig(
+        encoder_sizes=(), embed_dim=64, trunk="gru", gru_size=64, activation="relu", agent_id=True
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class QCommonConfig:
+    """Hyperparameters shared by every Q learner (see ``baselines/q_learning.py``, ``pqn.py``).
+
+    Attributes:
+        env, network, run: shared sections (``jaxmarl.training.config``).
+        mixer: ``"none"`` (IQL), ``"vdn"`` or ``"qmix"``.
+        mixer_embed_dim, mixer_hypernet_hidden_dim, mixer_init_scale: QMIX mixing network.
+        num_steps: rollout length ``T`` per update (also the stored sequence length).
+        lr: learning rate; ``anneal_lr`` decays it linearly to 0 over training.
+        optimiser: ``"radam"`` (JaxMARL's choice) or ``"adam"``.
+        max_grad_norm: global gradient-norm clip.
+        gamma: discount.
+        returns: ``"n_step"`` (with ``n_step``) or ``"lambda"`` (TD(lambda), ``td_lambda``).
+        eps_start, eps_finish: epsilon-greedy exploration, linear from start to finish ...
+        eps_decay: ... over this fraction of the updates, then constant.
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
+    network: NetworkConfig = dataclasses.field(default_factory=q_network_defaults)
+    run: RunConfig = dataclasses.field(default_factory=lambda: RunConfig(total_timesteps=2_000_000))
+    mixer: str = "qmix"
+    mixer_embed_dim: int = 32
+    mixer_hypernet_hidden_dim: int = 128
+    mixer_init_scale: float = 1e-3
+    num_steps: int = 25
+    lr: float = 5e-3
+    anneal_lr: bool = True
+    optimiser: str = "radam"
+    max_grad_norm: float = 25.0
+    gamma: float = 0.9
+    returns: str = "n_step"
+    n_step: int = 1
+    td_lambda: float = 0.9
+    eps_start: float = 1.0
+    eps_finish: float = 0.05
+    eps_decay: float = 0.1
+
+    def __post_init__(self):
+        require(self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}")
+        require(self.returns in RETURNS, f"returns must be one of {RETURNS}, got {self.returns!r}")
+        require(
+            self.optimiser in OPTIMISERS,
+            f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}",
+        )
+        require_positive(
+            "q_learning",
+            num_steps=self.num_steps,
+            lr=self.lr,
+            max_grad_norm=self.max_grad_norm,
+            n_step=self.n_step,
+            mixer_embed_dim=self.mixer_embed_dim,
+            mixer_hypernet_hidden_dim=self.mixer_hypernet_hidden_dim,
+            mixer_init_scale=self.mixer_init_scale,
+        )
+        require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
+        require(0.0 <= self.td_lambda <= 1.0, f"td_lambda must be in [0, 1], got {self.td_lambda}")
+        require(
+            self.n_step <= self.num_steps,
+            f"n_step={self.n_step} is longer than the stored sequences (num_steps="
+            f"{self.num_steps}); choose n_step <= num_steps",
+        )
+        for name in ("eps_start", "eps_finish"):
+            value = getattr(self, name)
+            require(0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value}")
+        require(0.0 < self.eps_decay <= 1.0, f"eps_decay must be in (0, 1], got {self.eps_decay}")
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.env.num_envs * self.num_steps
+
+
+def epsilon_schedule(config: QCommonConfig, num_updates: int) -> optax.Schedule:
+    """``update -> epsilon``: linear over ``eps_decay * num_updates`` updates, then flat."""
+    return optax.linear_schedule(
+        config.eps_start, config.eps_finish, max(1, int(config.eps_decay * num_updates))
+    )
+
+
+def make_optimiser(config: QCommonConfig, optimiser_steps: int) -> optax.GradientTransformation:
+    """Gradient clipping then (R)Adam, with the learning rate annealed to 0 if asked."""
+    lr = optax.linear_schedule(config.lr, 0.0, optimiser_steps) if config.anneal_lr else config.lr
+    step = optax.radam(lr) if config.optimiser == "radam" else optax.adam(lr)
+    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
+
+
+def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
+    """Encoder -> trunk (GRU or MLP) -> Q head, plus the configured mixer.
+
+    Raises:
+        ValueError: the env's actions are not discrete.
+    """
+    if not batch.discrete:
+        raise ValueError(
+            f"Q-learning needs discrete actions, but {config.env.env_id} has continuous ones; "
+            f"use alg=ippo or alg=mappo, or the env's discrete action variant"
+        )
+    net = config.network
+    if net.recurrent:
+        trunk = GRUTrunk(net.gru_size)
+    else:
+        trunk = MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
+    return QNetwork(
+        encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
+        trunk=trunk,
+        head=QHead(batch.num_actions),
+        mixer=make_mixer(
+            config.mixer,
+            config.mixer_embed_dim,
+            config.mixer_hypernet_hidden_dim,
+            config.mixer_init_scale,
+        ),
+        num_agents=batch.num_agents,
+    )
+
+
+# --------------------------------------------------------------------------- learning
+@struct.dataclass
+class QSequence:
+    """``T`` transitions of ``B`` envs, time-major (what the loss and the buffer hold).
+
+    Attributes:
+        inputs: ``StepInput`` with leaves ``[T + 1, B, ...]``: the ``T`` observed steps and the
+            one after them (the bootstrap observation).
+        action: ``[T, B, A]`` int32.
+        reward: ``[T, B, A]`` float32.
+        terminated: ``[T, B]`` bool, no bootstrapping after step t.
+        done: ``[T, B]`` bool, an episode ended at step t.
+        carry: ``[B, A, H]`` recurrent state before ``inputs[0]``.
+    """
+
+    inputs: StepInput
+    action: jax.Array
+    reward: jax.Array
+    terminated: jax.Array
+    done: jax.Array
+    carry: jax.Array
+
+    @classmethod
+    def from_rollout(
+        cls, trajectory: Transition, next_inputs: StepInput, carry: jax.Array
+    ) -> QSequence:
+        """From ``rollout``'s trajectory, the inputs after it and the carry before it."""
+        inputs = jax.tree.map(
+            lambda steps, last: jnp.concatenate([steps, last[None]]),
+            trajectory.inputs,
+            next_inputs,
+        )
+        done = trajectory.done  # time limits count as terminations (see the module docstring)
+        return cls(
+            inputs=inputs,
+            action=trajectory.action.astype(jnp.int32),
+            reward=trajectory.reward,
+            terminated=done,
+            done=done,
+            carry=carry,
+        )
+
+    def batch_major(self) -> QSequence:
+        """Leaves ``[B, T(+1), ...]``: one item per env (for a replay buffer)."""
+        swapped = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), self.replace(carry=None))
+        return swapped.replace(carry=self.carry)
+
+    def time_major(self) -> QSequence:
+        """The inverse of ``batch_major``."""
+        return self.batch_major()
+
+
+def td_loss(
+    network: QNetwork,
+    config: QCommonConfig,
+    params: Any,
+    target_params: Any | None,
+    sequence: QSequence,
+    double_q: bool = True,
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """Mean squared TD error of the mixed Q-values of a sequence.
+
+    ``next_values_t = mix_target(Q_target(s_{t+1}, a*), world_{t+1})`` with ``a*`` the greedy
+    available action of the online network (double Q) or of the target network, then n-step or
+    TD(lambda) targets (``config.returns``) on the mixer's reward (``team_reward``).
+
+    Args:
+        network: the agents' ``QNetwork`` (mixer included).
+        config: ``gamma``, ``returns``, ``n_step``, ``td_lambda``, ``mixer`` are read.
+        params: online parameters (differentiated).
+        target_params: target parameters, or ``None`` to use ``stop_gradient(params)`` (PQN).
+        sequence: ``QSequence`` ``[T(+1), B, ...]``.
+        double_q: select next actions with the online network.
+
+    Returns:
+        ``(loss, {"loss", "q_mean", "target_mean"})``.
+    """
+    inputs = sequence.inputs
+    _, q = network.q_values(params, sequence.carry, inputs.obs, inputs.first)  # [T+1, B, A, n]
+    if target_params is None:
+        target_params, q_target = jax.lax.stop_gradient((params, q))
+    else:
+        _, q_target = network.q_values(target_params, sequence.carry, inputs.obs, inputs.first)
+    next_avail = inputs.avail_actions[1:]
+    chooser = jax.lax.stop_gradient(q[1:]) if double_q else q_target[1:]
+    next_action = greedy_actions(chooser, next_avail)
+    next_q = jnp.take_along_axis(q_target[1:], next_action[..., None], axis=-1)[..., 0]
+    any_avail = jnp.any(next_avail, axis=-1)
+    next_q = jnp.where(any_avail, next_q, 0.0)  # agents with no available action add nothing
+    taken = jnp.take_along_axis(q[:-1], sequence.action[..., None], axis=-1)[..., 0]
+    q_mixed = network.mix(params, taken, inputs.world_state[:-1])  # [T, B, K]
+    next_mixed = network.mix(target_params, next_q, inputs.world_state[1:])
+    reward = team_reward(config.mixer, sequence.reward)
+    width = reward.shape[-1]
+    per_value = lambda flags: jnp.broadcast_to(flags[..., None], (*flags.shape, width))
+    terminated, done = per_value(sequence.terminated), per_value(sequence.done)
+    if config.returns == "n_step":
+        returns = targets.n_step_returns(
+            reward, next_mixed, terminated, done, config.gamma, config.n_step
+        )
+    else:
+        returns = targets.lambda_returns(
+            reward, next_mixed, terminated, done, config.gamma, config.td_lambda
+        )
+    returns = jax.lax.stop_gradient(returns)
+    loss = jnp.mean(jnp.square(q_mixed - returns))
+    return loss, {"loss": loss, "q_mean": jnp.mean(taken), "target_mean": jnp.mean(returns)}
