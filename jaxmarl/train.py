@@ -3,7 +3,7 @@
 Arguments are ``key=value`` overrides of the learner's config (nested keys with dots:
 ``run.total_timesteps=2000000 network.gru_size=64``), plus three special keys:
 
-* ``alg=ippo|mappo`` (default ``mappo``) picks the learner;
+* ``alg=ippo|mappo|iql|vdn|qmix|pqn_vdn`` (default ``mappo``) picks the learner;
 * ``env=ID`` is short for ``env.env_id=ID``;
 * ``preset=NAME_OR_PATH`` picks a YAML preset; by default ``configs/<alg>/<env>.yaml`` if it
   exists, else the dataclass defaults.
@@ -52,9 +52,17 @@ class Algorithm:
         return getattr(module, self.config_class), getattr(module, self.make)
 
 
+def _q_learner(*fixed: str) -> Algorithm:
+    """IQL, VDN and QMIX: one Q-learning learner, told apart by its mixer."""
+    return Algorithm("jaxmarl.baselines.q_learning", "QLearningConfig", "make_q_learning", fixed)
+
+
 ALGORITHMS = {
     "ippo": Algorithm("jaxmarl.baselines.ppo", "PPOConfig", "make_ppo", ("critic=local",)),
     "mappo": Algorithm("jaxmarl.baselines.ppo", "PPOConfig", "make_ppo", ("critic=centralised",)),
+    "iql": _q_learner("mixer=none"),
+    "vdn": _q_learner("mixer=vdn"),
+    "qmix": _q_learner("mixer=qmix"),
 }
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
@@ -186,13 +194,19 @@ def execute(command: Command) -> int:
     from jaxmarl.training.loop import run
 
     config, run_dir = command.config, command.run_dir
+    _, make = _algorithm(command.alg).load()
+    # Built before anything is written: what only the env can tell (e.g. Q-learning needs
+    # discrete actions) fails without leaving a half-made run directory behind.
+    try:
+        learner = make(config)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     run_dir.mkdir(parents=True, exist_ok=True)
     if not command.resume:
         save_config(config, run_dir / "config.yaml")
         info = {"alg": command.alg, "created": dt.datetime.now().isoformat(timespec="seconds")}
         (run_dir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
-    _, make = _algorithm(command.alg).load()
-    learner = make(config)
     settings = config.run
     print(
         f"{command.alg} on {config.env.env_id}: {settings.total_timesteps:,} env steps x "
