@@ -21,3 +21,11 @@ for _env_id, _entry_point in {
     "MPE_simple_facmac_9a_v1": f"{_MPE}.simple_facmac:SimpleFacmacMPE9a",
 }.items():
     register(_env_id, _entry_point)
+
+_SMAX = "jaxmarl.envs.smax"
+for _env_id, _entry_point in {
+    "SMAX": f"{_SMAX}.smax_env:SMAX",
+    "HeuristicEnemySMAX": f"{_SMAX}.heuristic_enemy_smax_env:HeuristicEnemySMAX",
+    "LearnedPolicyEnemySMAX": f"{_SMAX}.heuristic_enemy_smax_env:LearnedPolicyEnemySMAX",
+}.items():
+    register(_env_id, _entry_point)
