@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from jaxmarl.networks.init import BIAS, HIDDEN, activation
+from jaxmarl.networks.init import BIAS, HIDDEN, RECURRENT, activation
 
 
 class MLPTrunk(nn.Module):
@@ -82,7 +82,8 @@ class _ResettingGRUCell(nn.Module):
     def __call__(self, hidden: jax.Array, inputs: tuple[jax.Array, jax.Array]):
         x, first = inputs
         hidden = jnp.where(first[:, None], jnp.zeros_like(hidden), hidden)
-        hidden, y = nn.GRUCell(features=self.hidden_size)(hidden, x)
+        cell = nn.GRUCell(features=self.hidden_size, recurrent_kernel_init=RECURRENT)
+        hidden, y = cell(hidden, x)
         return hidden, y
 
 
