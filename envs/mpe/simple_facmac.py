@@ -11,6 +11,7 @@ test). A corrected prey policy would change the dynamics and therefore needs a n
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -128,6 +129,13 @@ class SimpleFacmacMPE(MPEBase):
         """``[G, 2]`` prey forces: the best of 100 offsets sampled in the unit disc.
 
         Every prey draws the same candidates (JaxMARL reuses the step key for each prey).
+
+        Written for speed, with the same float operations as the straightforward version:
+        x and y are separate arrays and the candidate axis is the minor one (no trailing
+        size-2 axis, so the elementwise work vectorises under ``vmap``), and the contact test
+        ``sqrt(d2) < r`` is evaluated as ``d2 < t`` with ``t`` the exact threshold of
+        :func:`sqrt_less_threshold` (bitwise the same decisions, no square root); square roots
+        are taken only for the distances that enter the score.
         """
         length_key, angle_key = _two_subkeys(key)
         length = jnp.sqrt(jax.random.uniform(length_key, (NUM_CANDIDATES,), minval=0.0, maxval=1.0))
@@ -135,29 +143,38 @@ class SimpleFacmacMPE(MPEBase):
             jax.random.uniform(angle_key, (NUM_CANDIDATES,), minval=0.0, maxval=2.0)
         )
         cos, sin = jnp.cos(angle), jnp.sin(angle)
-        origin = state.p_pos[self._policy_entity]  # [G, 2]
-        own_rad = self.rad[self._policy_entity]  # [G]
+        entity = self._policy_entity
         adv = self.num_adversaries
+        pos_x, pos_y = state.p_pos[:, 0], state.p_pos[:, 1]  # [E]
+        origin_x, origin_y = pos_x[entity][:, None], pos_y[entity][:, None]  # [G, 1]
+        contact_radius = self.rad[None, :] + self.rad[entity][:, None]  # [G, E], float32
 
         if self.score_function == "sum":
             fractions = np.arange(1, NUM_WAYPOINTS + 1, dtype=np.float32)
             waypoint_len = (length / float(NUM_WAYPOINTS))[None, :] * fractions[:, None]  # [W, n]
-            offsets = jnp.stack([waypoint_len * cos, waypoint_len * sin], axis=-1)  # [W, n, 2]
-            probes = offsets[None] + origin[:, None, None]  # [G, W, n, 2]
-            delta = state.p_pos[None, None, None] - probes[..., None, :]  # [G, W, n, E, 2]
-            dist = jnp.sqrt(jnp.sum(jnp.square(delta), axis=-1))  # [G, W, n, E]
-            touching = dist < (self.rad[None, :] + own_rad[:, None])[:, None, None, :]
+            probe_x = (waypoint_len * cos)[None] + origin_x[:, None]  # [G, W, n]
+            probe_y = (waypoint_len * sin)[None] + origin_y[:, None]
+            dx = pos_x[None, None, :, None] - probe_x[:, :, None, :]  # [G, W, E, n]
+            dy = pos_y[None, None, :, None] - probe_y[:, :, None, :]
+            d2 = jnp.square(dx) + jnp.square(dy)
+            limit = sqrt_less_threshold(contact_radius, d2.dtype)[:, None, :, None]
             # JaxMARL keeps a candidate only if *every* waypoint touches something.
-            kept = jnp.all(jnp.sum(touching, axis=-1) > 0, axis=1)  # [G, n]
-            scores = jnp.where(kept, 0.0, BLOCKED) + jnp.sum(dist[:, -1, :, :adv], axis=-1)
+            kept = jnp.all(jnp.any(d2 < limit, axis=2), axis=1)  # [G, n]
+            last = jnp.sqrt(d2[:, -1, :adv])  # [G, V, n], distances to the adversaries
+            total = last[:, 0]
+            for i in range(1, adv):  # left to right, as the reduction over V adds them
+                total = total + last[:, i]
+            scores = jnp.where(kept, 0.0, BLOCKED) + total
         else:
-            probes = jnp.stack([length * cos, length * sin], axis=-1)[None] + origin[:, None]
-            delta = state.p_pos[None, None, :adv] - probes[:, :, None]  # [G, n, V, 2]
-            dist = jnp.sqrt(jnp.sum(jnp.square(delta), axis=-1))  # [G, n, V]
-            touching = dist < (self.rad[None, :adv] + own_rad[:, None])[:, None, :]
-            kept = jnp.sum(touching, axis=-1) > 0
+            probe_x = (length * cos)[None] + origin_x  # [G, n]
+            probe_y = (length * sin)[None] + origin_y
+            dx = pos_x[None, :adv, None] - probe_x[:, None]  # [G, V, n]
+            dy = pos_y[None, :adv, None] - probe_y[:, None]
+            d2 = jnp.square(dx) + jnp.square(dy)
+            limit = sqrt_less_threshold(contact_radius[:, :adv], d2.dtype)[:, :, None]
+            kept = jnp.any(d2 < limit, axis=1)  # [G, n]
             # JaxMARL's "nearest adversary" is an argmin over a scalar: always adversary 0.
-            scores = jnp.where(kept, 0.0, BLOCKED) + dist[..., 0]
+            scores = jnp.where(kept, 0.0, BLOCKED) + jnp.sqrt(d2[:, 0])
 
         best = jnp.argmax(scores, axis=-1)  # [G]
         best_score = jnp.take_along_axis(scores, best[:, None], axis=-1)
@@ -205,6 +222,32 @@ class SimpleFacmacMPE(MPEBase):
         out_of_bounds = jnp.sum(bound_penalty(jnp.abs(state.p_pos[adv:n])), axis=-1)
         prey_reward = -10.0 * prey_caught - out_of_bounds
         return jnp.concatenate([jnp.broadcast_to(adv_reward, (adv,)), prey_reward])
+
+
+def sqrt_less_threshold(radius: np.ndarray, dtype: Any) -> np.ndarray:
+    """``t`` with ``sqrt(x) < r  <=>  x < t`` for every ``x`` of ``dtype`` (elementwise in ``r``).
+
+    IEEE square roots are correctly rounded, hence monotonic, so ``{x : sqrt(x) < r}`` is the
+    interval below the smallest ``x`` whose rounded root reaches ``r``: that ``x`` is ``t``,
+    found here by stepping ulp by ulp from ``r * r`` and checked on both sides. ``radius`` is
+    converted to ``dtype`` first, like the comparison itself promotes it (float32 constants
+    against float64 distances under ``enable_x64``). NaN compares false both ways. Assumes the
+    backend's ``sqrt`` is correctly rounded, as XLA's CPU and GPU ones are (checked against
+    ``jnp.sqrt`` on CPU for +-5000 ulps around each facmac threshold, float32 and float64).
+    """
+    dtype = np.dtype(dtype)
+    r = np.asarray(radius).astype(dtype)
+    out = np.empty_like(r)
+    for index, value in np.ndenumerate(r):
+        t = value * value
+        while np.sqrt(t) < value:
+            t = np.nextafter(t, dtype.type(np.inf))
+        while np.sqrt(np.nextafter(t, dtype.type(0))) >= value and t > 0:
+            t = np.nextafter(t, dtype.type(0))
+        below = np.nextafter(t, dtype.type(0))
+        assert np.sqrt(t) >= value and (t == 0 or np.sqrt(below) < value)
+        out[index] = t
+    return out
 
 
 def _two_subkeys(key: jax.Array) -> tuple[jax.Array, jax.Array]:
