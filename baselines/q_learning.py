@@ -36,10 +36,9 @@ from jaxmarl.training.q_learning import (
     QCommonConfig,
     QSequence,
     build_q_network,
-    epsilon_greedy,
     epsilon_schedule,
-    greedy_actions,
     make_optimiser,
+    q_policies,
     td_loss,
 )
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
@@ -133,14 +132,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
     epsilon = epsilon_schedule(config, num_updates)
     optimiser = make_optimiser(config, num_updates * config.num_epochs)
 
-    def policy_fn(params_and_epsilon, carry, inputs, key):
-        params, eps = params_and_epsilon
-        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
-        return carry, epsilon_greedy(key, q[0], inputs.avail_actions, eps), {}
-
-    def greedy_policy(params, carry, inputs):
-        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
-        return carry, greedy_actions(q[0], inputs.avail_actions)
+    policy_fn, greedy_policy = q_policies(network)
 
     def init(key: jax.Array) -> QTrainState:
         params_key, env_key, train_key = jax.random.split(key, 3)

@@ -63,6 +63,7 @@ ALGORITHMS = {
     "iql": _q_learner("mixer=none"),
     "vdn": _q_learner("mixer=vdn"),
     "qmix": _q_learner("mixer=qmix"),
+    "pqn_vdn": Algorithm("jaxmarl.baselines.pqn", "PQNConfig", "make_pqn", ("mixer=vdn",)),
 }
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"

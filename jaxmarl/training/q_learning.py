@@ -76,6 +76,30 @@ def epsilon_greedy(key: jax.Array, q: jax.Array, avail: jax.Array, epsilon: jax.
     return jnp.where(explore, random, greedy_actions(q, avail))
 
 
+def q_policies(network: QNetwork):
+    """``(policy_fn, greedy_policy)`` of a Q-network for ``rollout`` and ``Learner``.
+
+    ``policy_fn((params, epsilon), carry, inputs, key)`` acts epsilon-greedily (``rollout``
+    passes its ``params`` argument through, so the epsilon of the current update travels with
+    the parameters); ``greedy_policy(params, carry, inputs)`` acts greedily (evaluation).
+    """
+
+    def q_values(params, carry, inputs: StepInput):
+        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
+        return carry, q[0]
+
+    def policy_fn(params_and_epsilon, carry, inputs: StepInput, key):
+        params, epsilon = params_and_epsilon
+        carry, q = q_values(params, carry, inputs)
+        return carry, epsilon_greedy(key, q, inputs.avail_actions, epsilon), {}
+
+    def greedy_policy(params, carry, inputs: StepInput):
+        carry, q = q_values(params, carry, inputs)
+        return carry, greedy_actions(q, inputs.avail_actions)
+
+    return policy_fn, greedy_policy
+
+
 # --------------------------------------------------------------------------- config
 def q_network_defaults() -> NetworkConfig:
     """JaxMARL's Q-learning agent: ReLU dense 64 -> GRU 64 -> Q head, one-hot agent ids."""

@@ -1,0 +1,175 @@
+"""PQN-VDN: parallel Q-learning without a replay buffer or target network (Gallici et al., 2024).
+
+Many envs in parallel give decorrelated on-policy data, layer norm keeps the bootstrapped targets
+stable, so PQN learns from each rollout right away: ``num_steps`` epsilon-greedy steps of
+``env.num_envs`` envs, TD(lambda) targets computed with the current network (gradient stopped),
+then ``num_epochs`` passes of ``num_minibatches`` minibatches of whole env sequences, exactly
+like PPO's optimisation loop (``sgd_epochs``, ``sequence_minibatches``).
+
+Everything else is the Q-learning core of ``jaxmarl.training.q_learning`` (network, mixer,
+masked epsilon-greedy, ``td_loss`` with ``target_params=None``); ``alg=pqn_vdn`` fixes
+``mixer=vdn`` (``mixer=none`` gives independent PQN, ``qmix`` a monotonic mixer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+import jaxmarl
+from jaxmarl.baselines.ppo import TrainState
+from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, check_num_updates, require
+from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training.minibatch import sequence_minibatches
+from jaxmarl.training.q_learning import (
+    QCommonConfig,
+    QSequence,
+    build_q_network,
+    epsilon_schedule,
+    make_optimiser,
+    q_policies,
+    td_loss,
+)
+from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.sgd import sgd_epochs
+from jaxmarl.wrappers import AgentBatch, LogWrapper
+
+
+def pqn_network_defaults() -> NetworkConfig:
+    """JaxMARL's PQN-VDN-RNN agent: 2 x (dense 256, LayerNorm, ReLU) -> GRU 256 -> Q head."""
+    return NetworkConfig(
+        encoder_sizes=(256,),
+        embed_dim=256,
+        trunk="gru",
+        gru_size=256,
+        activation="relu",
+        layer_norm=True,
+        agent_id=True,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PQNConfig(QCommonConfig):
+    """PQN; see ``QCommonConfig`` for the shared fields (defaults: JaxMARL's PQN-VDN on MPE).
+
+    Attributes:
+        num_epochs: passes over each rollout.
+        num_minibatches: minibatches per pass (whole env sequences; must divide num_envs).
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=256))
+    network: NetworkConfig = dataclasses.field(default_factory=pqn_network_defaults)
+    run: RunConfig = dataclasses.field(
+        default_factory=lambda: RunConfig(total_timesteps=488 * 256 * 16)
+    )
+    mixer: str = "vdn"
+    num_steps: int = 16
+    lr: float = 5e-4
+    anneal_lr: bool = False
+    max_grad_norm: float = 1.0
+    returns: str = "lambda"
+    td_lambda: float = 0.3
+    eps_finish: float = 0.1
+    num_epochs: int = 4
+    num_minibatches: int = 16
+
+    def __post_init__(self):
+        super().__post_init__()
+        require(self.num_epochs > 0, f"num_epochs must be > 0, got {self.num_epochs}")
+        require(
+            self.num_minibatches > 0 and self.env.num_envs % self.num_minibatches == 0,
+            f"env.num_envs={self.env.num_envs} is not divisible by num_minibatches="
+            f"{self.num_minibatches} (minibatches split whole env sequences)",
+        )
+        check_num_updates(
+            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
+        )
+
+    @property
+    def num_updates(self) -> int:
+        return check_num_updates(self.run.total_timesteps, self.steps_per_update, "")
+
+
+def make_pqn(config: PQNConfig) -> Learner:
+    """Build env, network and optimiser; return the learner's pure functions."""
+    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
+    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+    network = build_q_network(config, batch)
+    num_envs = config.env.num_envs
+    world_state = config.mixer == "qmix"
+    num_updates = config.num_updates
+    epsilon = epsilon_schedule(config, num_updates)
+    optimiser = make_optimiser(config, num_updates * config.num_epochs * config.num_minibatches)
+
+    policy_fn, greedy_policy = q_policies(network)
+
+    def init(key: jax.Array) -> TrainState:
+        params_key, env_key, train_key = jax.random.split(key, 3)
+        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs))
+        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        params = network.init(params_key, inputs.obs, inputs.world_state)
+        return TrainState(
+            params=params,
+            opt_state=optimiser.init(params),
+            runner=runner,
+            key=train_key,
+            update=jnp.int32(0),
+        )
+
+    def loss_fn(params, minibatch: QSequence):
+        return td_loss(network, config, params, None, minibatch)
+
+    def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
+        eps = epsilon(state.update)
+        runner, trajectory = rollout(
+            env,
+            batch,
+            policy_fn,
+            (state.params, eps),
+            state.runner,
+            config.num_steps,
+            world_state=world_state,
+        )
+        next_inputs = step_inputs(
+            env, batch, runner.obs, runner.env_state, runner.first, world_state
+        )
+        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry)
+
+        def minibatches(key):
+            steps, carries = sequence_minibatches(
+                key, sequence.replace(carry=None), sequence.carry, config.num_minibatches, True
+            )
+            return steps.replace(carry=carries)
+
+        params, opt_state, key, train_metrics = sgd_epochs(
+            loss_fn,
+            optimiser,
+            state.params,
+            state.opt_state,
+            state.key,
+            minibatches,
+            config.num_epochs,
+        )
+        new_state = TrainState(
+            params=params, opt_state=opt_state, runner=runner, key=key, update=state.update + 1
+        )
+        return new_state, {**episode_metrics(trajectory), **train_metrics, "epsilon": eps}
+
+    return Learner(
+        config=config,
+        env=env,
+        batch=batch,
+        init=init,
+        update=update,
+        num_updates=num_updates,
+        greedy_policy=greedy_policy,
+        initial_carry=network.initial_carry,
+        env_steps_per_update=config.steps_per_update,
+    )
+
+
+def make_train(config: PQNConfig):
+    """``train(key) -> (final TrainState, metrics [num_updates])``: pure, ``vmap``-able."""
+    return make_train_from(make_pqn(config))
