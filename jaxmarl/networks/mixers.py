@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from jaxmarl.networks.init import BIAS
+from jaxmarl.networks.init import BIAS, orthogonal
 
 MIXERS = ("none", "vdn", "qmix")
 
@@ -49,7 +49,7 @@ class _HyperNet(nn.Module):
 
     @nn.compact
     def __call__(self, world_state: jax.Array) -> jax.Array:
-        init = nn.initializers.orthogonal(self.init_scale)
+        init = orthogonal(self.init_scale)
         x = nn.relu(nn.Dense(self.hidden_dim, kernel_init=init, bias_init=BIAS)(world_state))
         return nn.Dense(self.output_dim, kernel_init=init, bias_init=BIAS)(x)
 
@@ -83,7 +83,7 @@ class QMixer(nn.Module):
         b2 = _HyperNet(self.embed_dim, 1, self.init_scale)
         b1 = nn.Dense(
             self.embed_dim,
-            kernel_init=nn.initializers.orthogonal(self.init_scale),
+            kernel_init=orthogonal(self.init_scale),
             bias_init=BIAS,
         )
         weights1 = jnp.abs(w1(world_state)).reshape((*lead, num_agents, self.embed_dim))
