@@ -199,14 +199,33 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
     )
 
 
-def make_ppo(config: PPOConfig) -> Learner:
-    """Build env, networks and optimiser; return the learner's pure functions."""
-    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
-    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+@dataclasses.dataclass(frozen=True)
+class PPOParts:
+    """The pure functions of PPO on one env, before an optimiser is chosen (the multi-task
+    learner sums ``loss_fn`` over tasks; ``make_ppo`` uses them for one).
+
+    Attributes:
+        init_params: ``(params_key, env_key) -> (params, runner)``.
+        collect: ``(params, runner) -> (runner, (PPOBatch, start_carry), metrics)``: one
+            rollout with advantages and value targets.
+        minibatches: ``(key, data) -> (PPOBatch [M, ...], carries [M, ...])``.
+        loss_fn: ``(params, minibatch) -> (loss, metrics)``.
+        greedy_policy, initial_carry, uses_world_state: as in ``Learner``.
+    """
+
+    init_params: Any
+    collect: Any
+    minibatches: Any
+    loss_fn: Any
+    greedy_policy: Any
+    initial_carry: Any
+    uses_world_state: bool
+
+
+def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCritic) -> PPOParts:
+    """PPO's rollout, targets and loss for ``env`` (``LogWrapper``-wrapped) and ``network``."""
     num_envs, num_agents = config.env.num_envs, batch.num_agents
     centralised = config.critic == "centralised"
-    network = build_network(config, batch)
-    num_updates = config.num_updates
 
     def critic_input(inputs: StepInput) -> jax.Array:
         """``[..., B, A, C]``: own observation, or world state + one-hot agent id."""
@@ -253,30 +272,6 @@ def make_ppo(config: PPOConfig) -> Learner:
         first = one_step(agents_first(inputs.first))
         _, value = network.value(params, carry[1], one_step(critic_input(inputs)), first)
         return value.reshape((inputs.obs.shape[0], num_agents))
-
-    if config.anneal_lr:
-        optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
-        learning_rate = optax.linear_schedule(config.lr, 0.0, optimiser_steps)
-    else:
-        learning_rate = config.lr
-    optimiser = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5)
-    )
-
-    def init(key: jax.Array) -> TrainState:
-        params_key, env_key, train_key = jax.random.split(key, 3)
-        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs * num_agents))
-        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, centralised)
-        params = network.init(
-            params_key, one_step(inputs.obs)[0], one_step(critic_input(inputs))[0]
-        )
-        return TrainState(
-            params=params,
-            opt_state=optimiser.init(params),
-            runner=runner,
-            key=train_key,
-            update=jnp.int32(0),
-        )
 
     def loss_fn(params, minibatch: tuple[PPOBatch, tuple[jax.Array, jax.Array]]):
         minibatch, (actor_carry, critic_carry) = minibatch
@@ -336,35 +331,89 @@ def make_ppo(config: PPOConfig) -> Learner:
             value_targets=seq(value_targets),
         )
 
-    def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
-        start_carry = state.runner.policy_carry
+    def init_params(params_key: jax.Array, env_key: jax.Array):
+        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs * num_agents))
+        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, centralised)
+        params = network.init(
+            params_key, one_step(inputs.obs)[0], one_step(critic_input(inputs))[0]
+        )
+        return params, runner
+
+    def collect(params, runner: Runner):
+        start_carry = runner.policy_carry
         runner, trajectory = rollout(
             env,
             batch,
             policy_fn,
-            state.params,
-            state.runner,
+            params,
+            runner,
             config.num_steps,
             bootstrap_fn=state_value if config.bootstrap_truncation else None,
             world_state=centralised,
         )
-        advantages, value_targets = advantages_and_targets(state.params, trajectory, runner)
+        advantages, value_targets = advantages_and_targets(params, trajectory, runner)
         data = ppo_batch(trajectory, advantages, value_targets)
+        return runner, (data, start_carry), episode_metrics(trajectory)
+
+    def minibatches(key: jax.Array, data):
+        steps, start_carry = data
+        return sequence_minibatches(
+            key, steps, start_carry, config.num_minibatches, config.network.recurrent
+        )
+
+    return PPOParts(
+        init_params=init_params,
+        collect=collect,
+        minibatches=minibatches,
+        loss_fn=loss_fn,
+        greedy_policy=greedy_policy,
+        initial_carry=lambda n: network.initial_carry(n * num_agents),
+        uses_world_state=centralised,
+    )
+
+
+def make_ppo(config: PPOConfig) -> Learner:
+    """Build env, networks and optimiser; return the learner's pure functions."""
+    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
+    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+    parts = ppo_parts(config, env, batch, build_network(config, batch))
+    num_updates = config.num_updates
+
+    if config.anneal_lr:
+        optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
+        learning_rate = optax.linear_schedule(config.lr, 0.0, optimiser_steps)
+    else:
+        learning_rate = config.lr
+    optimiser = optax.chain(
+        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5)
+    )
+
+    def init(key: jax.Array) -> TrainState:
+        params_key, env_key, train_key = jax.random.split(key, 3)
+        params, runner = parts.init_params(params_key, env_key)
+        return TrainState(
+            params=params,
+            opt_state=optimiser.init(params),
+            runner=runner,
+            key=train_key,
+            update=jnp.int32(0),
+        )
+
+    def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
+        runner, data, metrics = parts.collect(state.params, state.runner)
         params, opt_state, key, train_metrics = sgd_epochs(
-            loss_fn,
+            parts.loss_fn,
             optimiser,
             state.params,
             state.opt_state,
             state.key,
-            lambda key: sequence_minibatches(
-                key, data, start_carry, config.num_minibatches, config.network.recurrent
-            ),
+            lambda key: parts.minibatches(key, data),
             config.update_epochs,
         )
         new_state = TrainState(
             params=params, opt_state=opt_state, runner=runner, key=key, update=state.update + 1
         )
-        return new_state, {**episode_metrics(trajectory), **train_metrics}
+        return new_state, {**metrics, **train_metrics}
 
     return Learner(
         config=config,
@@ -373,10 +422,10 @@ def make_ppo(config: PPOConfig) -> Learner:
         init=init,
         update=update,
         num_updates=num_updates,
-        greedy_policy=greedy_policy,
-        initial_carry=lambda n: network.initial_carry(n * num_agents),
+        greedy_policy=parts.greedy_policy,
+        initial_carry=parts.initial_carry,
         env_steps_per_update=config.steps_per_update,
-        uses_world_state=centralised,
+        uses_world_state=parts.uses_world_state,
     )
 
 

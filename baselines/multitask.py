@@ -1,0 +1,329 @@
+"""Multi-task MARL with shared decision layers, and transfer of them to new tasks.
+
+K tasks (env ids or scenarios, each with its own vmapped env batch, observation size, action
+count and agent count) train in one jitted update: each task keeps its own perception (and
+heads / mixer), all share one set of decision layers, and the per-task losses are summed
+(weighted: ``task_weighting``) into one gradient (``jaxmarl.training.multitask``).
+
+* ``make_mtapn`` (``alg=mtapn_vdn|mtapn_qmix``): the value-based form of Wang et al. (2023):
+  per-task perception with candidate actions, a decision MLP shared by all tasks giving one Q
+  per (agent, candidate action), a VDN or QMIX mixer per task (``CandidateQNetwork``). Learning
+  is the repository's PQN core (no replay, TD(lambda) targets from the current network,
+  ``td_loss``), one rollout and loss per task.
+* ``make_multitask_ppo`` (``alg=mt_mappo|mt_ippo``): the actor-critic form: per-task encoders,
+  policy heads and critic towers around one shared actor trunk (``ActorCritic``), PPO core.
+
+Transfer: ``init_decision_from=RUN_DIR`` starts any of them (single task: leave ``tasks``
+empty and set ``env``) from saved decision layers, ``freeze_decision=true`` keeps them fixed.
+``make_train`` / ``Learner`` work with ``jaxmarl.training.loop.run``; its evaluation, GIF and
+learning curve use the first task (per-task returns are in the metrics as
+``task<i>/episode_return``), and ``jaxmarl.train`` saves the decision layers of seed 0 to
+``RUN_DIR/decision_layers`` at the end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from jaxmarl.baselines.ppo import PPOConfig, build_network, ppo_parts
+from jaxmarl.baselines.pqn import PQNConfig
+from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, ValueHead
+from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
+from jaxmarl.networks.mixers import make_mixer
+from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training.minibatch import sequence_minibatches
+from jaxmarl.training.multitask import (
+    MultiTaskFields,
+    MultiTaskState,
+    TaskFns,
+    TaskSpec,
+    load_decision_layers,
+    make_multitask_update,
+    make_task_env,
+    partitioned_optimiser,
+    split_params,
+    task_view,
+)
+from jaxmarl.training.q_learning import QSequence, epsilon_schedule, q_policies, td_loss
+from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.wrappers import AgentBatch, LogWrapper
+
+
+# --------------------------------------------------------------------------- configs
+def mtapn_network_defaults() -> NetworkConfig:
+    """Perception as in the MTAPN agent: dense 64 -> GRU 64 (+ candidate layer), ids on."""
+    return NetworkConfig(
+        encoder_sizes=(),
+        embed_dim=64,
+        trunk="gru",
+        gru_size=64,
+        activation="relu",
+        layer_norm=True,
+        agent_id=True,
+    )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MTAPNConfig(MultiTaskFields, PQNConfig):
+    """Value-based multi-task learner; see ``PQNConfig`` and ``MultiTaskFields`` for fields.
+
+    ``network`` configures every task's perception (``trunk``/``gru_size``/``trunk_sizes``:
+    its recurrent or feed-forward layer, whose width the candidate layer keeps); the shared
+    decision MLP is ``decision_sizes`` then one scalar output.
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=16))
+    network: NetworkConfig = dataclasses.field(default_factory=mtapn_network_defaults)
+    run: RunConfig = dataclasses.field(
+        default_factory=lambda: RunConfig(total_timesteps=16 * 25 * 1000)
+    )
+    num_steps: int = 25
+    num_minibatches: int = 4
+    num_epochs: int = 2
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.check_multitask()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MultiTaskPPOConfig(MultiTaskFields, PPOConfig):
+    """Actor-critic multi-task learner; the shared decision layers are the actor's trunk
+    (``network.trunk``); encoders, policy heads and critics are per task."""
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.check_multitask()
+
+
+# --------------------------------------------------------------------------- shared plumbing
+@dataclasses.dataclass(frozen=True)
+class MultiTask:
+    """A built multi-task learner: ``init_with(key, decision=None)`` lets callers (transfer
+    benchmarks) start each vmapped seed from its own decision layers."""
+
+    learner: Learner
+    init_with: Callable[[jax.Array, Any], MultiTaskState]
+    task_fns: dict[str, TaskFns]
+
+
+def _make_step(config) -> Callable[[Any], optax.GradientTransformation]:
+    if getattr(config, "optimiser", "adam") == "radam":
+        return optax.radam
+    return lambda lr: optax.adam(lr, eps=1e-5)
+
+
+def _assemble(
+    config,
+    specs: tuple[TaskSpec, ...],
+    envs: dict,
+    batches: dict,
+    task_fns: dict[str, TaskFns],
+    init_task: Callable[[str, jax.Array], tuple[Any, Any]],
+    num_epochs: int,
+    optimiser_steps: int,
+    greedy: tuple[Callable, Callable],
+    uses_world_state: bool,
+) -> MultiTask:
+    """Optimiser, init, update and the ``Learner`` around per-task functions."""
+    lr = optax.linear_schedule(config.lr, 0.0, optimiser_steps) if config.anneal_lr else config.lr
+    optimiser = partitioned_optimiser(
+        _make_step(config),
+        lr,
+        decision_lr_scale=config.decision_lr_scale,
+        freeze_decision=config.freeze_decision,
+        max_grad_norm=config.max_grad_norm,
+    )
+    names = [s.name for s in specs]
+
+    def init_with(key: jax.Array, decision: Any = None) -> MultiTaskState:
+        keys = jax.random.split(key, len(names) + 1)
+        task_params, runners = {}, {}
+        for name, task_key in zip(names, keys[1:]):
+            task_params[name], runners[name] = init_task(name, task_key)
+        params = split_params(task_params)
+        if decision is not None:
+            params = {**params, "decision": decision}
+        return MultiTaskState(
+            params=params,
+            opt_state=optimiser.init(params),
+            runners=runners,
+            failure=jnp.ones((len(names),), jnp.float32),
+            key=keys[0],
+            update=jnp.int32(0),
+        )
+
+    loaded = None
+    if config.init_decision_from:
+        like = jax.eval_shape(lambda k: init_with(k).params["decision"], jax.random.key(0))
+        loaded = load_decision_layers(config.init_decision_from, like)
+    update = make_multitask_update(
+        task_fns,
+        optimiser,
+        num_epochs=num_epochs,
+        weighting=config.task_weighting,
+        weight_ema=config.weight_ema,
+        freeze_decision=config.freeze_decision,
+    )
+    first = names[0]
+    greedy_policy, initial_carry = greedy
+    learner = Learner(
+        config=config,
+        env=envs[first],
+        batch=batches[first],
+        init=lambda key: init_with(key, loaded),
+        update=update,
+        num_updates=config.num_updates,
+        greedy_policy=lambda params, carry, inputs: greedy_policy(
+            task_view(params, first), carry, inputs
+        ),
+        initial_carry=initial_carry,
+        env_steps_per_update=config.steps_per_update,
+        uses_world_state=uses_world_state,
+    )
+    return MultiTask(learner=learner, init_with=init_with, task_fns=dict(task_fns))
+
+
+def _task_envs(specs, agent_id: bool):
+    envs = {s.name: LogWrapper(make_task_env(s)) for s in specs}
+    batches = {n: AgentBatch.from_env(env, agent_id=agent_id) for n, env in envs.items()}
+    return envs, batches
+
+
+# --------------------------------------------------------------------------- value-based
+def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> CandidateQNetwork:
+    """Per-task perception from ``config.network``, shared decision MLP, per-task mixer."""
+    if not batch.discrete:
+        raise ValueError("the candidate-action Q-network needs discrete actions")
+    net = config.network
+    if net.recurrent:
+        trunk, width = GRUTrunk(net.gru_size), net.gru_size
+    else:
+        trunk = MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
+        width = net.trunk_sizes[-1]
+    return CandidateQNetwork(
+        encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
+        trunk=trunk,
+        candidate=CandidateLayer(batch.num_actions, width),
+        decision_trunk=MLPTrunk(config.decision_sizes, "relu", net.layer_norm),
+        decision_head=ValueHead(),
+        mixer=make_mixer(
+            config.mixer,
+            config.mixer_embed_dim,
+            config.mixer_hypernet_hidden_dim,
+            config.mixer_init_scale,
+        ),
+        num_agents=batch.num_agents,
+    )
+
+
+def build_mtapn(config: MTAPNConfig) -> MultiTask:
+    specs = config.task_specs
+    envs, batches = _task_envs(specs, config.network.agent_id)
+    world_state = config.mixer == "qmix"
+    num_envs = config.env.num_envs
+    epsilon = epsilon_schedule(config, config.num_updates)
+    networks = {n: build_candidate_network(config, b) for n, b in batches.items()}
+
+    def task_fns(name: str) -> TaskFns:
+        env, batch, network = envs[name], batches[name], networks[name]
+        policy_fn, _ = q_policies(network)
+
+        def collect(view, runner, update):
+            runner_out, trajectory = rollout(
+                env, batch, policy_fn, (view, epsilon(update)), runner, config.num_steps,
+                world_state=world_state,
+            )  # fmt: skip
+            next_inputs = step_inputs(
+                env, batch, runner_out.obs, runner_out.env_state, runner_out.first, world_state
+            )
+            sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry)
+            return runner_out, sequence, episode_metrics(trajectory)
+
+        def minibatches(key, sequence):
+            steps, carries = sequence_minibatches(
+                key, sequence.replace(carry=None), sequence.carry, config.num_minibatches, True
+            )
+            return steps.replace(carry=carries)
+
+        return TaskFns(
+            collect=collect,
+            loss=lambda view, mb: td_loss(network, config, view, None, mb),
+            minibatches=minibatches,
+        )
+
+    def init_task(name, key):
+        params_key, env_key = jax.random.split(key)
+        env, batch, network = envs[name], batches[name], networks[name]
+        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs))
+        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        return network.init(params_key, inputs.obs, inputs.world_state), runner
+
+    first = specs[0].name
+    return _assemble(
+        config, specs, envs, batches, {s.name: task_fns(s.name) for s in specs}, init_task,
+        config.num_epochs,
+        config.num_updates * config.num_epochs * config.num_minibatches,
+        (q_policies(networks[first])[1], networks[first].initial_carry),
+        world_state,
+    )  # fmt: skip
+
+
+def make_mtapn(config: MTAPNConfig) -> Learner:
+    """The value-based multi-task ``Learner`` (``init``, ``update``, ...)."""
+    return build_mtapn(config).learner
+
+
+# --------------------------------------------------------------------------- actor-critic
+def _as_actor_critic(view: dict) -> dict:
+    """A task view with the decision layers where ``ActorCritic`` reads its trunk."""
+    params = {k: v for k, v in view.items() if k != "decision"}
+    return {**params, "trunk": view["decision"]}
+
+
+def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
+    specs = config.task_specs
+    envs, batches = _task_envs(specs, config.network.agent_id)
+    parts = {n: ppo_parts(config, envs[n], b, build_network(config, b)) for n, b in batches.items()}
+
+    def task_fns(name: str) -> TaskFns:
+        part = parts[name]
+        return TaskFns(
+            collect=lambda view, runner, _: part.collect(_as_actor_critic(view), runner),
+            loss=lambda view, minibatch: part.loss_fn(_as_actor_critic(view), minibatch),
+            minibatches=part.minibatches,
+        )
+
+    def init_task(name, key):
+        params, runner = parts[name].init_params(*jax.random.split(key))
+        params = dict(params)
+        decision = params.pop("trunk")
+        return {**params, "decision": decision}, runner
+
+    first = parts[specs[0].name]
+    return _assemble(
+        config, specs, envs, batches, {s.name: task_fns(s.name) for s in specs}, init_task,
+        config.update_epochs,
+        config.num_updates * config.update_epochs * config.num_minibatches,
+        (lambda p, c, i: first.greedy_policy(_as_actor_critic(p), c, i), first.initial_carry),
+        first.uses_world_state,
+    )  # fmt: skip
+
+
+def make_multitask_ppo(config: MultiTaskPPOConfig) -> Learner:
+    """The actor-critic multi-task ``Learner``."""
+    return build_multitask_ppo(config).learner
+
+
+def make_train(config: MTAPNConfig | MultiTaskPPOConfig):
+    """``train(key) -> (final MultiTaskState, metrics [num_updates])``: pure, ``vmap``-able."""
+    if isinstance(config, MultiTaskPPOConfig):
+        return make_train_from(make_multitask_ppo(config))
+    return make_train_from(make_mtapn(config))
