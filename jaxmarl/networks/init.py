@@ -83,6 +83,7 @@ HIDDEN = orthogonal(math.sqrt(2.0))
 POLICY = orthogonal(0.01)
 VALUE = orthogonal(1.0)
 RECURRENT = orthogonal(1.0)
+GRU_INPUT = nn.initializers.lecun_normal()  # flax GRUCell's input-kernel default
 BIAS = nn.initializers.zeros_init()
 
 ACTIVATIONS = {"relu": nn.relu, "tanh": nn.tanh, "gelu": nn.gelu, "silu": nn.silu}

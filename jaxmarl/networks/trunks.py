@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from jaxmarl.networks.init import BIAS, HIDDEN, RECURRENT, activation
+from jaxmarl.networks.init import BIAS, GRU_INPUT, HIDDEN, RECURRENT, activation
 
 
 class MLPTrunk(nn.Module):
@@ -48,9 +48,15 @@ class MLPTrunk(nn.Module):
 
 
 class GRUTrunk(nn.Module):
-    """Recurrent trunk: one GRU cell scanned over time, reset at episode starts.
+    """Recurrent trunk: one GRU scanned over time, reset at episode starts.
 
-    This is the package's only scanned RNN; every recurrent network uses it.
+    This is the package's only scanned RNN; every recurrent network uses it. The cell is the
+    GRU of ``flax.linen.GRUCell`` (same equations and initialisers: reset gate ``r``, update
+    gate ``z``, candidate ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``,
+    ``h' = (1 - z) * n + z * h``), laid out for speed: the input projections of all three gates
+    do not depend on the state, so they are one ``[T*N, D] x [D, 3H]`` product for the whole
+    sequence, and only a fused ``[N, H] x [H, 3H]`` product stays inside the scan (flax's cell
+    does six small products per step; this layout trains MAPPO-RNN several times faster on CPU).
     """
 
     hidden_size: int = 64
@@ -65,26 +71,38 @@ class GRUTrunk(nn.Module):
 
     @nn.compact
     def __call__(self, hidden: jax.Array, x: jax.Array, first: jax.Array):
-        cell = nn.scan(
-            _ResettingGRUCell,
-            variable_broadcast="params",
-            split_rngs={"params": False},
-            in_axes=0,
-            out_axes=0,
-        )(self.hidden_size)
-        return cell(hidden, (x, first))
+        size = self.hidden_size
+        input_kernel = self.param("input_kernel", _per_gate(GRU_INPUT), (x.shape[-1], 3 * size))
+        input_bias = self.param("input_bias", BIAS, (3 * size,))
+        recurrent_kernel = self.param("recurrent_kernel", _per_gate(RECURRENT), (size, 3 * size))
+        candidate_bias = self.param("candidate_bias", BIAS, (size,))
+        projected = x @ input_kernel + input_bias  # [T, N, 3H], all steps at once
+
+        def step(hidden, inputs):
+            projected_x, reset = inputs
+            hidden = jnp.where(reset[:, None], jnp.zeros_like(hidden), hidden)
+            projected_h = hidden @ recurrent_kernel
+            r = nn.sigmoid(projected_x[:, :size] + projected_h[:, :size])
+            z = nn.sigmoid(projected_x[:, size : 2 * size] + projected_h[:, size : 2 * size])
+            n = jnp.tanh(
+                projected_x[:, 2 * size :] + r * (projected_h[:, 2 * size :] + candidate_bias)
+            )
+            hidden = (1.0 - z) * n + z * hidden
+            return hidden, hidden
+
+        return jax.lax.scan(step, hidden, (projected, first))
 
 
-class _ResettingGRUCell(nn.Module):
-    hidden_size: int
+def _per_gate(init):
+    """Initialise a ``[rows, 3H]`` kernel as three ``[rows, H]`` blocks (one per gate), as a
+    cell with a separate dense layer per gate would be initialised."""
 
-    @nn.compact
-    def __call__(self, hidden: jax.Array, inputs: tuple[jax.Array, jax.Array]):
-        x, first = inputs
-        hidden = jnp.where(first[:, None], jnp.zeros_like(hidden), hidden)
-        cell = nn.GRUCell(features=self.hidden_size, recurrent_kernel_init=RECURRENT)
-        hidden, y = cell(hidden, x)
-        return hidden, y
+    def init_blocks(key, shape, dtype=jnp.float32):
+        rows, width = shape
+        keys = jax.random.split(key, 3)
+        return jnp.concatenate([init(k, (rows, width // 3), dtype) for k in keys], axis=-1)
+
+    return init_blocks
 
 
 def initial_carry(trunk: nn.Module, batch: int) -> jax.Array:

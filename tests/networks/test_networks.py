@@ -2,6 +2,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import linen as nn
 
 from jaxmarl.networks import (
     ActorCritic,
@@ -93,3 +94,41 @@ def test_gaussian_head_and_cnn_encoder():
 def test_unknown_activation_names_choices():
     with pytest.raises(ValueError, match="choose one of"):
         activation("swish2")
+
+
+def test_gru_trunk_computes_flax_gru_cell_with_resets():
+    # Same equations as flax.linen.GRUCell: map the cell's per-gate parameters onto the fused
+    # layout and compare a sequence with resets step by step.
+    cell = nn.GRUCell(features=6)
+    cell_params = cell.init(jax.random.key(0), jnp.zeros((4, 6)), jnp.zeros((4, 5)))["params"]
+    cat = lambda *names, leaf: jnp.concatenate([cell_params[n][leaf] for n in names], axis=-1)
+    params = {
+        "input_kernel": cat("ir", "iz", "in", leaf="kernel"),
+        "input_bias": cat("ir", "iz", "in", leaf="bias"),
+        "recurrent_kernel": cat("hr", "hz", "hn", leaf="kernel"),
+        "candidate_bias": cell_params["hn"]["bias"],
+    }
+    x = jax.random.normal(jax.random.key(1), (7, 4, 5))
+    first = jnp.zeros((7, 4), bool).at[0].set(True).at[3, 1].set(True).at[5, 2].set(True)
+    hidden0 = jax.random.normal(jax.random.key(2), (4, 6))
+    hidden, ys = GRUTrunk(6).apply({"params": params}, hidden0, x, first)
+
+    h, expected = hidden0, []
+    for t in range(7):
+        h = jnp.where(first[t][:, None], 0.0, h)
+        h, y = cell.apply({"params": cell_params}, h, x[t])
+        expected.append(y)
+    np.testing.assert_allclose(ys, jnp.stack(expected), atol=1e-5)
+    np.testing.assert_allclose(hidden, h, atol=1e-5)
+    assert ys.shape == (7, 4, 6) and ys.dtype == jnp.float32
+
+
+def test_gru_trunk_initialises_each_gate_like_separate_layers():
+    params = GRUTrunk(16).init(
+        jax.random.key(0), jnp.zeros((2, 16)), jnp.zeros((1, 2, 8)), jnp.zeros((1, 2), bool)
+    )["params"]
+    recurrent = np.asarray(params["recurrent_kernel"])
+    for gate in range(3):  # every gate's recurrent block is orthogonal on its own
+        block = recurrent[:, gate * 16 : (gate + 1) * 16]
+        np.testing.assert_allclose(block.T @ block, np.eye(16), atol=1e-5)
+    assert np.all(params["input_bias"] == 0) and np.all(params["candidate_bias"] == 0)
