@@ -3,7 +3,11 @@
 Arguments are ``key=value`` overrides of the learner's config (nested keys with dots:
 ``run.total_timesteps=2000000 network.gru_size=64``), plus three special keys:
 
-* ``alg=ippo|mappo|iql|vdn|qmix|pqn_vdn`` (default ``mappo``) picks the learner;
+* ``alg=ippo|mappo|iql|vdn|qmix|pqn_vdn`` (default ``mappo``) picks the learner; the multi-task
+  learners ``mtapn_vdn|mtapn_qmix|mt_ippo|mt_mappo`` take
+  ``tasks=[ENV_ID:key=value:key=value,ENV_ID:...]`` and, for transfer,
+  ``init_decision_from=RUN_DIR freeze_decision=true|false`` (they write the decision layers of
+  seed 0 to ``RUN_DIR/decision_layers`` at the end);
 * ``env=ID`` is short for ``env.env_id=ID``;
 * ``preset=NAME_OR_PATH`` picks a YAML preset; by default ``configs/<alg>/<env>.yaml`` if it
   exists, else the dataclass defaults.
@@ -64,6 +68,25 @@ ALGORITHMS = {
     "vdn": _q_learner("mixer=vdn"),
     "qmix": _q_learner("mixer=qmix"),
     "pqn_vdn": Algorithm("jaxmarl.baselines.pqn", "PQNConfig", "make_pqn", ("mixer=vdn",)),
+    # Multi-task learners with shared decision layers (tasks=[...], init_decision_from=...).
+    "mtapn_vdn": Algorithm(
+        "jaxmarl.baselines.multitask", "MTAPNConfig", "make_mtapn", ("mixer=vdn",)
+    ),
+    "mtapn_qmix": Algorithm(
+        "jaxmarl.baselines.multitask", "MTAPNConfig", "make_mtapn", ("mixer=qmix",)
+    ),
+    "mt_ippo": Algorithm(
+        "jaxmarl.baselines.multitask",
+        "MultiTaskPPOConfig",
+        "make_multitask_ppo",
+        ("critic=local",),
+    ),
+    "mt_mappo": Algorithm(
+        "jaxmarl.baselines.multitask",
+        "MultiTaskPPOConfig",
+        "make_multitask_ppo",
+        ("critic=centralised",),
+    ),
 }
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
@@ -228,8 +251,21 @@ def execute(command: Command) -> int:
         gif=settings.gif,
         logger_config=config_to_dict(config),
     )
+    _save_decision_layers(config, result)
     _summarise(command, result, learner)
     return 0
+
+
+def _save_decision_layers(config, result) -> None:
+    """Multi-task learners: seed 0's shared decision layers, for ``init_decision_from``."""
+    from jaxmarl.training.multitask import DECISION_DIR, MultiTaskFields, save_decision_layers
+
+    if isinstance(config, MultiTaskFields) and "decision" in result.state.params:
+        import jax
+
+        decision = jax.tree.map(lambda x: x[0], result.state.params["decision"])
+        path = save_decision_layers(result.run_dir / DECISION_DIR, decision, overwrite=True)
+        print(f"decision layers (seed 0) -> {path}")
 
 
 def _summarise(command, result, learner) -> None:
