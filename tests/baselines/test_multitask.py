@@ -196,3 +196,33 @@ def test_actor_critic_form_shares_the_actor_trunk():
     new_state, metrics = jax.jit(multitask.learner.update)(state)
     chex.assert_tree_all_finite((new_state.params, metrics))
     assert not tree_equal(new_state.params["decision"], state.params["decision"])
+
+
+def test_command_line_tasks_and_transfer_keys(tmp_path):
+    from types import SimpleNamespace
+
+    from jaxmarl import train
+
+    tasks = f"tasks=[{TWO_TASKS[0]},{TWO_TASKS[1]}]"
+    command = train.parse(["alg=mtapn_qmix", tasks, "task_weighting=loss_rate"])
+    assert command.config.mixer == "qmix"
+    assert [s.env_kwargs for s in command.config.task_specs] == [
+        (("num_agents", 2), ("num_landmarks", 2)),
+        (("num_agents", 3), ("num_landmarks", 3)),
+    ]
+    with pytest.raises(ValueError, match=r"unknown environment id 'MPE_nope'"):
+        train.parse(["alg=mt_mappo", "tasks=[MPE_nope]"])
+
+    # The end of a CLI run saves seed 0's decision layers into the run directory ...
+    decision = {"trunk": {"Dense_0": {"kernel": jnp.arange(6.0).reshape(2, 1, 3)}}}
+    result = SimpleNamespace(state=SimpleNamespace(params={"decision": decision}), run_dir=tmp_path)
+    train._save_decision_layers(command.config, result)
+    saved = load_decision_layers(tmp_path)
+    np.testing.assert_array_equal(saved["trunk"]["Dense_0"]["kernel"], jnp.arange(3.0)[None])
+    # ... and init_decision_from=RUN_DIR checks them against the new task before compiling.
+    transfer = train.parse(
+        ["alg=mtapn_vdn", "env.env_kwargs={num_agents: 4, num_landmarks: 4}",
+         f"init_decision_from={tmp_path}", "freeze_decision=true"]
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="do not fit this learner"):
+        build_mtapn(transfer.config)
