@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
+from jaxmarl.networks.gru import gru_sequence
 from jaxmarl.networks.init import BIAS, GRU_INPUT, HIDDEN, RECURRENT, activation
 
 
@@ -77,20 +78,8 @@ class GRUTrunk(nn.Module):
         recurrent_kernel = self.param("recurrent_kernel", _per_gate(RECURRENT), (size, 3 * size))
         candidate_bias = self.param("candidate_bias", BIAS, (size,))
         projected = x @ input_kernel + input_bias  # [T, N, 3H], all steps at once
-
-        def step(hidden, inputs):
-            projected_x, reset = inputs
-            hidden = jnp.where(reset[:, None], jnp.zeros_like(hidden), hidden)
-            projected_h = hidden @ recurrent_kernel
-            r = nn.sigmoid(projected_x[:, :size] + projected_h[:, :size])
-            z = nn.sigmoid(projected_x[:, size : 2 * size] + projected_h[:, size : 2 * size])
-            n = jnp.tanh(
-                projected_x[:, 2 * size :] + r * (projected_h[:, 2 * size :] + candidate_bias)
-            )
-            hidden = (1.0 - z) * n + z * hidden
-            return hidden, hidden
-
-        return jax.lax.scan(step, hidden, (projected, first))
+        keep = 1.0 - first.astype(projected.dtype)
+        return gru_sequence(recurrent_kernel, candidate_bias, hidden, projected, keep)
 
 
 def _per_gate(init):
