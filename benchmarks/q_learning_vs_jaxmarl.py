@@ -35,6 +35,10 @@ Ours: the command line, training env steps/s from ``summary.md`` (chunks only: c
 host loop's evaluation and checkpointing are excluded), greedy evaluation at the end on 128
 envs.
 
+Known problem: vmapped multi-seed programs sometimes hang on jax/jaxlib 0.10.2's CPU runtime (both
+libraries; see ``benchmarks/results/2026-11-22-qlearning-mpe-cpu.md``). By default our seeds run
+one process each; ``--ours-vmapped`` runs them in one program like JaxMARL.
+
 Returns
 -------
 JaxMARL's ``MPELogWrapper`` multiplies rewards by ``num_agents`` (3) before logging, so its
@@ -71,14 +75,32 @@ NUM_AGENTS = 3  # MPE_simple_spread_v3
 PEER_SCRIPT = {"qmix": "qmix_rnn.py", "vdn": "vdn_rnn.py", "iql": "iql_rnn.py"}
 PEER_CONFIG = "QLearning/config/alg/ql_rnn_mpe.yaml"
 OUR_STEPS_PER_UPDATE = 8 * 25  # preset: 8 envs x 25 steps
-PEER_STEPS_PER_UPDATE = 8 * 26  # JaxMARL: 8 envs x 26 steps
+PEER_ROLLOUT_STEPS = 26  # JaxMARL: each update resets and rolls out one 26-step episode
+PEER_STEPS_PER_UPDATE = 8 * PEER_ROLLOUT_STEPS
+
+
+def peer_train_raw(logged: list[float]) -> list[float]:
+    """JaxMARL's logged training return -> per-agent raw episode return.
+
+    Its metric is the mean over the rollout's 26 steps of ``returned_episode_returns``, which
+    is 0 until the episode ends at the rollout's last step (every update starts from a reset),
+    so the logged value is (3x return) / 26.
+    """
+    return [v * PEER_ROLLOUT_STEPS / NUM_AGENTS for v in logged]
+
 
 PEER_RUNNER = r"""
 import importlib.util, json, sys, time, types
 
 script, config_path, total_steps, num_seeds, test = sys.argv[1:6]
+logged = []
 module = types.ModuleType("wandb")
-module.log = module.init = lambda *a, **k: None
+module.init = lambda *a, **k: None
+def _log(metrics, *args, **kwargs):  # WANDB_LOG_ALL_SEEDS adds "rng<seed>/<key>" copies
+    row = {k: float(v) for k, v in metrics.items() if "/" not in k}
+    row["seed"] = next(k.split("/")[0] for k in metrics if k.startswith("rng"))
+    logged.append(row)
+module.log = _log
 sys.modules["wandb"] = module
 
 import jax, numpy as np, yaml
@@ -90,7 +112,9 @@ spec.loader.exec_module(peer)
 config = yaml.safe_load(open(config_path))
 config = {k: (float(v) if isinstance(v, str) and k != "ENV_NAME" else v)
           for k, v in config.items()}
-config.update(SEED=0, NUM_SEEDS=int(num_seeds), WANDB_MODE="disabled",
+# WANDB_MODE is not "disabled" so the script's per-update jax.debug.callback runs and reaches
+# the stub above: that is how the script reports its metrics (train returns none).
+config.update(SEED=0, NUM_SEEDS=int(num_seeds), WANDB_MODE="online", WANDB_LOG_ALL_SEEDS=True,
               TOTAL_TIMESTEPS=int(total_steps), TEST_DURING_TRAINING=test == "1")
 for key in ("NUM_ENVS", "NUM_STEPS", "BUFFER_SIZE", "BUFFER_BATCH_SIZE", "HIDDEN_SIZE",
             "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "TEST_NUM_STEPS", "TEST_NUM_ENVS",
@@ -101,19 +125,23 @@ train = peer.make_train(config, env)
 rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), config["NUM_SEEDS"])
 fn = jax.jit(jax.vmap(train))
 t0 = time.perf_counter(); compiled = fn.lower(rngs).compile(); compile_s = time.perf_counter() - t0
-t0 = time.perf_counter(); out = jax.block_until_ready(compiled(rngs))
+t0 = time.perf_counter(); out = jax.block_until_ready(compiled(rngs)); jax.effects_barrier()
 train_s = time.perf_counter() - t0
-metrics = out["metrics"]
 num_updates = config["NUM_UPDATES"]
+seeds = sorted({row["seed"] for row in logged})  # the script logs rng[0] of each seed
+def per_seed(name):
+    rows = {s: sorted((r for r in logged if r["seed"] == s), key=lambda r: r["update_steps"])
+            for s in seeds}
+    return np.asarray([[r[name] for r in rows[s]] for s in seeds])
 result = {"num_updates": num_updates, "seeds": config["NUM_SEEDS"], "compile_s": compile_s,
           "train_s": train_s, "jax": jax.__version__,
           "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"]}
-curve = np.asarray(metrics["returned_episode_returns"])  # [seeds, updates], x3 scale
+curve = per_seed("returned_episode_returns")  # [seeds, updates], x3 scale
 tail = max(1, num_updates // 20)
 result["train_logged"] = curve[:, -tail:].mean(axis=1).tolist()
 result["logged_curve"] = curve[:, :: max(1, num_updates // 200)].tolist()
 if config["TEST_DURING_TRAINING"]:
-    result["greedy_logged"] = np.asarray(metrics["test_returned_episode_returns"])[:, -1].tolist()
+    result["greedy_logged"] = per_seed("test_returned_episode_returns")[:, -1].tolist()
 print("RESULT " + json.dumps(result))
 """
 
@@ -213,7 +241,7 @@ def run_peer(alg: str, steps: int, seeds: int, test: bool, python: str, scripts:
     result.update(
         side="jaxmarl" if test else "jaxmarl_notest",
         steps_per_s=result["env_steps_per_seed"] * result["seeds"] / result["train_s"],
-        train_raw=[v / NUM_AGENTS for v in result["train_logged"]],
+        train_raw=peer_train_raw(result["train_logged"]),
         greedy_raw=[v / NUM_AGENTS for v in result.get("greedy_logged", [])],
         wall_s=wall,
         load_before=load_before,
@@ -248,7 +276,8 @@ def table(results: dict) -> str:
             if r.get("greedy_raw"):
                 m, s = _mean_std(r["greedy_raw"])
                 greedy, greedy3 = f"{m:.2f} ± {s:.2f}", f"{m * NUM_AGENTS:.1f}"
-            tm, ts = _mean_std(r["train_raw"])
+            train = peer_train_raw(r["train_logged"]) if key != "ours" else r["train_raw"]
+            tm, ts = _mean_std(train)
             out.append(
                 f"| {LABELS[key]} | {r['env_steps_per_seed']:,} | {r['seeds']} | {greedy} "
                 f"| {tm:.2f} ± {ts:.2f} | {greedy3} | {r['steps_per_s']:,.0f} "
