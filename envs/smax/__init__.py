@@ -18,6 +18,7 @@ from jaxmarl.envs.smax.heuristic_enemy_smax_env import (
     LearnedPolicyEnemySMAX,
     UniformRandomPolicy,
 )
+from jaxmarl.envs.smax.render import render_frame, save_gif
 from jaxmarl.envs.smax.scenarios import (
     MAP_NAME_TO_SCENARIO,
     MAX_UNITS_PER_TEAM,
@@ -46,4 +47,6 @@ __all__ = [
     "get_heuristic_policy_initial_state",
     "map_name_to_scenario",
     "register_scenario",
+    "render_frame",
+    "save_gif",
 ]

@@ -252,12 +252,13 @@ class SMAX(MultiAgentEnv):
         self._max_action = (self._num_actions - 1).astype(np.float32)
         self._map_size = np.array([self.map_width, self.map_height], dtype=np.float32)
         same_team = self.teams[:, None] == self.teams[None, :]
-        self._sees_actions = same_team | self.see_enemy_actions  # [observer, observed]
-        # Observation order: allies see every other unit by increasing index, enemies by
-        # decreasing index (their own team first, matching their attack slots).
-        order = [[j for j in range(n) if j != i] for i in range(n)]
-        order = [row if self._is_ally[i] else row[::-1] for i, row in enumerate(order)]
-        self._obs_order = np.array(order, dtype=np.int32).reshape(n, n - 1)
+        # Unit-list order as flat [observer * N + observed] indices: allies see every other
+        # unit by increasing index, enemies by decreasing index (matching their attack slots).
+        order = np.array([[j for j in range(n) if j != i] for i in range(n)]).reshape(n, n - 1)
+        order[self._is_ally == 0] = order[self._is_ally == 0, ::-1]
+        self._pair_order = (np.arange(n)[:, None] * n + order).reshape(-1).astype(np.int32)
+        # [observer, observed]: last actions are visible within a team, or everywhere.
+        self._sees_actions = (same_team | self.see_enemy_actions).astype(np.float32)
 
         self.agents = [f"ally_{i}" for i in range(self.num_allies)] + [
             f"enemy_{i}" for i in range(self.num_enemies)
@@ -307,9 +308,9 @@ class SMAX(MultiAgentEnv):
         else:
             unit_types = jnp.asarray(self.scenario.unit_types, dtype=jnp.int32)
         alive = jnp.ones((n,), dtype=jnp.bool_)
-        positions = self._push_apart(
-            positions, alive, jnp.asarray(self.unit_stats.radiuses)[unit_types]
-        )
+        radius = jnp.asarray(self.unit_stats.radiuses)[unit_types]
+        x, y = self._push_apart(positions[:, 0], positions[:, 1], alive, radius)
+        positions = jnp.stack([x, y], axis=-1)
         return State(
             done=jnp.bool_(False),
             step=jnp.int32(0),
@@ -367,12 +368,12 @@ class SMAX(MultiAgentEnv):
         damage = jnp.asarray(stats.attacks)[types]
         weapon_cooldown = jnp.asarray(stats.weapon_cooldowns)[types]
         radius = jnp.asarray(stats.radiuses)[types]
-        displacement = movement * (jnp.asarray(stats.velocities)[types] * dt)[:, None]
+        speed = jnp.asarray(stats.velocities)[types] * dt
+        step_x, step_y = movement[:, 0] * speed, movement[:, 1] * speed
 
         def world_step(carry, step_noise):
-            positions, health, alive, cooldown = carry
-            offset = positions - positions[target]
-            distance = jnp.sqrt(jnp.sum(jnp.square(offset), axis=-1))
+            x, y, health, alive, cooldown = carry
+            distance = jnp.sqrt(jnp.square(x - x[target]) + jnp.square(y - y[target]))
             hits = has_target & alive & alive[target] & (cooldown <= 0.0)
             hits = hits & (distance < attack_range)
             received = jnp.zeros_like(health).at[target].add(jnp.where(hits, damage, 0.0))
@@ -380,22 +381,24 @@ class SMAX(MultiAgentEnv):
             # JaxMARL's arithmetic (old + (new - old)), so cooldowns agree to the last bit.
             new_cooldown = cooldown + jnp.where(hits, weapon_cooldown + step_noise - cooldown, -dt)
             cooldown = jnp.where(alive, new_cooldown, cooldown)
-            moved = jnp.clip(positions + displacement, 0.0, self._map_size)
-            positions = jnp.where(alive[:, None], moved, positions)
+            x = jnp.where(alive, jnp.clip(x + step_x, 0.0, self.map_width), x)
+            y = jnp.where(alive, jnp.clip(y + step_y, 0.0, self.map_height), y)
             if self.walls_cause_death:
-                touching = jnp.any((positions <= 0.0) | (positions >= self._map_size), axis=-1)
+                touching = (x <= 0.0) | (y <= 0.0) | (x >= self.map_width) | (y >= self.map_height)
                 health = jnp.where(touching, 0.0, health)
             alive = health > 0.0
-            positions = self._push_apart(positions, alive, radius)
-            return (positions, health, alive, cooldown), None
+            x, y = self._push_apart(x, y, alive, radius)
+            return (x, y, health, alive, cooldown), None
 
         carry = (
-            state.unit_positions,
+            state.unit_positions[:, 0],
+            state.unit_positions[:, 1],
             state.unit_health,
             state.unit_alive,
             state.unit_weapon_cooldowns,
         )
-        (positions, health, alive, cooldown), _ = jax.lax.scan(world_step, carry, noise)
+        (x, y, health, alive, cooldown), _ = jax.lax.scan(world_step, carry, noise)
+        positions = jnp.stack([x, y], axis=-1)
         acted = state.unit_alive
         return state.replace(
             step=state.step + 1,
@@ -407,18 +410,26 @@ class SMAX(MultiAgentEnv):
             prev_attack_actions=jnp.where(acted, attack, state.prev_attack_actions),
         )
 
-    def _push_apart(self, positions: jax.Array, alive: jax.Array, radius: jax.Array) -> jax.Array:
+    def _push_apart(
+        self, x: jax.Array, y: jax.Array, alive: jax.Array, radius: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
         """Separate overlapping living units: each moves half the overlap away from the other
-        (JaxMARL's collision rule); dead units neither move nor push."""
-        n = self.num_units
-        delta = positions[:, None, :] - positions[None, :, :]
-        distance = jnp.sqrt(jnp.sum(jnp.square(delta), axis=-1)) + np.eye(n, dtype=np.float32)
+        (JaxMARL's collision rule); dead units neither move nor push.
+
+        x and y are separate ``[N]`` arrays: pair arrays are then ``[N, N]`` rather than
+        ``[N, N, 2]``, whose 2-wide minor axis vectorises badly (measured 2-4x slower on CPU).
+        """
+        dx = x[:, None] - x[None, :]
+        dy = y[:, None] - y[None, :]
+        distance = jnp.sqrt(jnp.square(dx) + jnp.square(dy)) + np.eye(
+            self.num_units, dtype=np.float32
+        )
         distance = distance + 1e-6
-        reach = radius[:, None] + radius[None, :]
-        overlap = jax.nn.relu(reach / distance - 1.0)
+        overlap = jax.nn.relu((radius[:, None] + radius[None, :]) / distance - 1.0)
         overlap = jnp.where(alive[:, None] & alive[None, :], overlap, 0.0)
-        pushed = positions + jnp.sum(delta * overlap[:, :, None], axis=1) / 2
-        return jnp.where(alive[:, None], pushed, positions)
+        pushed_x = x + jnp.sum(dx * overlap, axis=1) / 2
+        pushed_y = y + jnp.sum(dy * overlap, axis=1) / 2
+        return jnp.where(alive, pushed_x, x), jnp.where(alive, pushed_y, y)
 
     def _outcome(
         self, before: State, state: State
@@ -551,7 +562,7 @@ class SMAX(MultiAgentEnv):
         sight = jnp.asarray(self.unit_stats.sight_ranges)[state.unit_types[observer]]
         relative = (positions[observed] - positions[observer][:, None, :]) / sight[:, None, None]
         features = unit_features[observed]  # [N, K, 11]
-        sees = jnp.asarray(self._sees_actions)[observer[:, None], observed]
+        sees = jnp.asarray(self._sees_actions > 0)[observer[:, None], observed]
         actions = jnp.where(sees[..., None], features[..., 1:4], 0.0)
         out = jnp.concatenate([features[..., :1], relative, actions, features[..., 4:]], axis=-1)
         return out, jnp.linalg.norm(relative, axis=-1)
@@ -565,17 +576,26 @@ class SMAX(MultiAgentEnv):
         return jnp.where(state.unit_alive[:, None], own, 0.0)
 
     def _unit_list_obs(self, state: State) -> jax.Array:
+        """``[N, 13 (N - 1) + 10]``; pair quantities are built as ``[observer, observed]``
+        planes, one per feature (``[N, N]`` arrays vectorise well; ``[N, N, 13]`` do not)."""
         n = self.num_units
-        observer = np.arange(n)
-        observed = jnp.asarray(self._obs_order)
-        others, _ = self._observed(state, observer, observed, self._unit_features(state))
-        positions = state.unit_positions
-        distance = jnp.linalg.norm(positions[observed] - positions[:, None, :], axis=-1)
-        sight = jnp.asarray(self.unit_stats.sight_ranges)[state.unit_types]
+        x, y = state.unit_positions[:, 0], state.unit_positions[:, 1]
         alive = state.unit_alive
-        visible = (distance < sight[:, None]) & alive[:, None] & alive[observed]
-        others = jnp.where(visible[..., None], others, 0.0).reshape(n, -1)
-        return jnp.concatenate([others, self._own_features(state)], axis=-1)
+        sight = jnp.asarray(self.unit_stats.sight_ranges)[state.unit_types][:, None]
+        dx = x[None, :] - x[:, None]
+        dy = y[None, :] - y[:, None]
+        visible = (jnp.sqrt(jnp.square(dx) + jnp.square(dy)) < sight) & alive[:, None]
+        visible = (visible & alive[None, :]).astype(jnp.float32)
+        sees = visible * self._sees_actions
+        features = self._unit_features(state)  # [N(observed), 11]
+        planes = [features[None, :, 0] * visible, dx / sight * visible, dy / sight * visible]
+        planes += [features[None, :, k] * sees for k in (1, 2, 3)]
+        planes += [features[None, :, k] * visible for k in range(4, features.shape[1])]
+        # Planes stacked first and transposed once, then one static gather picks the
+        # observed units in order: measured 5x faster on CPU than stacking on the last axis.
+        pairs = jnp.transpose(jnp.stack(planes), (1, 2, 0)).reshape(n * n, len(planes))
+        pairs = pairs[self._pair_order]
+        return jnp.concatenate([pairs.reshape(n, -1), self._own_features(state)], axis=-1)
 
     def conic_candidates(self, state: State) -> jax.Array:
         """``[N, N, 32]`` bool: unit ``j`` is a candidate for section ``s`` of observer ``i``
