@@ -54,6 +54,7 @@ RESULT_KEYS = (
     "agent_steps_per_s",
     "peak_rss_mib",
     "rss_before_compile_mib",
+    "state_bytes_per_env",
     "xla_temp_mib",
     "device_peak_bytes",
     "checksum_finite",
@@ -145,6 +146,37 @@ def _checksum(tree: Any):
     return total
 
 
+def make_env(env_id: str) -> Any:
+    """``jaxmarl.make`` of an id, or of ``"<SMAX id>/<map name>"`` with that SMAX scenario.
+
+    Both libraries export ``map_name_to_scenario`` from their SMAX package (JaxMARL:
+    ``jaxmarl.environments.smax``, ours: ``jaxmarl.envs.smax``); each gets its own scenario
+    object, so the same cell label builds the same battle on either side.
+    """
+    import importlib
+
+    import jaxmarl
+
+    registered_id, _, scenario = env_id.partition("/")
+    if not scenario:
+        return jaxmarl.make(registered_id)
+    for module in ("jaxmarl.envs.smax", "jaxmarl.environments.smax"):
+        try:
+            smax = importlib.import_module(module)
+        except ImportError:
+            continue
+        return jaxmarl.make(registered_id, scenario=smax.map_name_to_scenario(scenario))
+    raise ValueError(f"{env_id}: this jaxmarl has no SMAX package for scenario {scenario!r}")
+
+
+def state_bytes(env: Any) -> int:
+    """Bytes of one environment's state pytree (what a batch stores per env between steps)."""
+    import jax
+
+    _, state = jax.eval_shape(env.reset, jax.random.PRNGKey(0))
+    return int(sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(state)))
+
+
 def make_rollout(env: Any, batch: int, steps: int):
     """The benchmarked program: ``key -> checksum[batch]`` (reset, then ``steps`` steps).
 
@@ -223,11 +255,12 @@ def measure(
     jax.config.update("jax_enable_compilation_cache", False)
     result: dict[str, Any] = dict.fromkeys(RESULT_KEYS)
     result.update(env_id=env_id, batch=batch, steps=steps, repeats=repeats, versions=versions())
-    if env_id not in list(jaxmarl.registered_envs):
+    if env_id.partition("/")[0] not in list(jaxmarl.registered_envs):
         result["status"] = "unavailable"
         return result
 
-    env = jaxmarl.make(env_id)
+    env = make_env(env_id)
+    result["state_bytes_per_env"] = state_bytes(env)
     num_agents = len(env.agents)
     rollout = jax.jit(make_rollout(env, batch, steps))
     key = jax.random.PRNGKey(seed)

@@ -154,6 +154,11 @@ def _mib(result: dict[str, Any] | None) -> str:
     return f"{result['peak_rss_mib']:.0f}" if _ok(result) else "-"
 
 
+def _state_bytes(result: dict[str, Any] | None) -> str:
+    value = (result or {}).get("state_bytes_per_env") if _ok(result) else None
+    return f"{value}" if value is not None else "-"
+
+
 def env_table(env_id: str, cells: list[dict[str, Any]], with_peer: bool) -> str:
     """Markdown table of one env: one row per batch size."""
     num_agents = next((c["ours"]["num_agents"] for c in cells if _ok(c["ours"])), None)
@@ -161,8 +166,9 @@ def env_table(env_id: str, cells: list[dict[str, Any]], with_peer: bool) -> str:
     if with_peer:
         lines += [
             "| batch | ours env steps/s | ours agent steps/s | peer env steps/s | ratio "
-            "| ours compile s | peer compile s | peak RSS MiB ours / peer |",
-            "|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| ours compile s | peer compile s | peak RSS MiB ours / peer "
+            "| state bytes/env ours / peer |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
     else:
         lines += [
@@ -180,6 +186,7 @@ def env_table(env_id: str, cells: list[dict[str, Any]], with_peer: bool) -> str:
             )
             row += [_rate(peer), ratio, _seconds(ours), _seconds(peer)]
             row.append(f"{_mib(ours)} / {_mib(peer)}")
+            row.append(f"{_state_bytes(ours)} / {_state_bytes(peer)}")
         else:
             row += [_seconds(ours), _mib(ours)]
         lines.append("| " + " | ".join(row) + " |")
@@ -316,7 +323,12 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--envs", nargs="+", help="env ids (default: every MPE id present)")
+    parser.add_argument(
+        "--envs",
+        nargs="+",
+        help="env ids (default: every MPE id present); '<SMAX id>/<map>' picks a SMAX scenario, "
+        "e.g. HeuristicEnemySMAX/3m",
+    )
     parser.add_argument("--batches", nargs="+", type=int, default=list(DEFAULT_BATCHES))
     parser.add_argument("--steps", type=int, default=100, help="steps per rollout")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats (best is kept)")
