@@ -35,7 +35,6 @@ from jaxmarl.baselines.ppo import PPOConfig, build_network, ppo_parts
 from jaxmarl.baselines.pqn import PQNConfig
 from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, ValueHead
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
-from jaxmarl.networks.mixers import make_mixer
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 from jaxmarl.training.learner import Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
@@ -51,7 +50,13 @@ from jaxmarl.training.multitask import (
     split_params,
     task_view,
 )
-from jaxmarl.training.q_learning import QSequence, epsilon_schedule, q_policies, td_loss
+from jaxmarl.training.q_learning import (
+    QSequence,
+    build_mixer,
+    epsilon_schedule,
+    q_policies,
+    td_loss,
+)
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
@@ -214,12 +219,7 @@ def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> Candidate
         candidate=CandidateLayer(batch.num_actions, width),
         decision_trunk=MLPTrunk(config.decision_sizes, "relu", net.layer_norm),
         decision_head=ValueHead(),
-        mixer=make_mixer(
-            config.mixer,
-            config.mixer_embed_dim,
-            config.mixer_hypernet_hidden_dim,
-            config.mixer_init_scale,
-        ),
+        mixer=build_mixer(config),
         num_agents=batch.num_agents,
     )
 

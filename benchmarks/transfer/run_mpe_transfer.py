@@ -171,6 +171,9 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=15)
     parser.add_argument("--eval-envs", type=int, default=32)
     parser.add_argument("--finetune-lr-scale", type=float, default=0.1)
+    parser.add_argument(
+        "--conditions", default="scratch,frozen,finetune,random_frozen", help="comma-separated"
+    )
     parser.add_argument("--measure-cost", action="store_true")
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
@@ -192,6 +195,7 @@ def main() -> None:
         "finetune": ({"decision_lr_scale": args.finetune_lr_scale}, decisions),
         "random_frozen": ({"freeze_decision": True}, None),
     }
+    conditions = {k: conditions[k] for k in args.conditions.split(",")}
     target_keys = jax.random.split(jax.random.key(1), args.seeds)
     curves, train_curves = {}, {}
     for name, (overrides, decision) in conditions.items():
@@ -229,7 +233,7 @@ def write_table(table: dict, args) -> None:
         "| condition | jump-start | env steps to threshold (seeds reaching) | AUC | final |",
         "|---|---|---|---|---|",
     ]
-    for name in ("scratch", "frozen", "finetune", "random_frozen"):
+    for name in [k for k in table if k != "threshold"]:
         row = table[name]
         steps = fmt(row["steps_to_threshold"], 0) + f" ({row['reached']}/{args.seeds})"
         lines.append(

@@ -43,6 +43,7 @@ import jax.numpy as jnp
 from flax import linen as nn
 
 from jaxmarl.networks.init import BIAS, HIDDEN
+from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.networks.trunks import initial_carry
 
 Params = dict[str, Any]
@@ -117,25 +118,15 @@ class CandidateQNetwork:
             "mixer": mixer.get("params", {}),
         }
 
-    def initial_carry(self, num_envs: int) -> jax.Array:
-        """Zero perception state ``[B, A, H]`` (``H = 0`` for a feed-forward perception)."""
-        carry = initial_carry(self.trunk, num_envs * self.num_agents)
-        return carry.reshape((num_envs, self.num_agents, -1))
+    # Same as QNetwork's: they read only ``trunk``, ``num_agents`` and ``mixer``.
+    initial_carry = QNetwork.initial_carry
+    mix = QNetwork.mix
 
     def q_values(
         self, params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array
     ) -> tuple[jax.Array, jax.Array]:
-        """Q-values of a sequence (same contract as ``QNetwork.q_values``).
-
-        Args:
-            params: see the module docstring.
-            carry: ``[B, A, H]`` perception state before ``obs[0]``.
-            obs: ``[T, B, A, D]``.
-            first: ``[T, B]`` bool, ``obs[t]`` starts an episode.
-
-        Returns:
-            ``(carry [B, A, H], q [T, B, A, num_actions])``.
-        """
+        """Q-values ``[T, B, A, num_actions]`` of a sequence: ``QNetwork.q_values``'s contract
+        (``carry [B, A, H]``, ``obs [T, B, A, D]``, ``first [T, B]``)."""
         steps, num_envs, num_agents = obs.shape[:3]
         n = num_envs * num_agents
         flat_first = jnp.broadcast_to(first[..., None], (steps, num_envs, num_agents))
@@ -155,7 +146,3 @@ class CandidateQNetwork:
         )
         q = self.decision_head.apply({"params": decision["head"]}, z)  # [T, N * n]
         return hidden.reshape(carry.shape), q.reshape((steps, num_envs, num_agents, -1))
-
-    def mix(self, params: Params, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
-        """``agent_q [..., A]``, ``world_state [..., W]`` -> mixed values ``[..., K]``."""
-        return self.mixer.apply({"params": params["mixer"]}, agent_q, world_state)

@@ -214,13 +214,18 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
         encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
         trunk=trunk,
         head=QHead(batch.num_actions),
-        mixer=make_mixer(
-            config.mixer,
-            config.mixer_embed_dim,
-            config.mixer_hypernet_hidden_dim,
-            config.mixer_init_scale,
-        ),
+        mixer=build_mixer(config),
         num_agents=batch.num_agents,
+    )
+
+
+def build_mixer(config: QCommonConfig):
+    """The configured mixer (``mixer`` and the ``mixer_*`` fields)."""
+    return make_mixer(
+        config.mixer,
+        config.mixer_embed_dim,
+        config.mixer_hypernet_hidden_dim,
+        config.mixer_init_scale,
     )
 
 
