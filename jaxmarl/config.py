@@ -105,12 +105,41 @@ def _load(
                 f"{preset_label} {path} does not exist; for a packaged preset use "
                 f"jaxmarl.config.preset_path(alg, name) (available: {available_presets()})"
             )
-        source = f"{preset_label} {path}"
-        merged = _merge(merged, _read_yaml(path, source), config_cls, source)
+        for base_path, data in _preset_chain(path, preset_label):
+            merged = _merge(merged, data, config_cls, f"{preset_label} {base_path}")
     for item in overrides:
         source = f"override {item!r}"
         merged = _merge(merged, _parse_override(item), config_cls, source)
     return _instantiate(merged, config_cls)
+
+
+def _preset_chain(path: Path, preset_label: str) -> list[tuple[Path, Any]]:
+    """A preset and the presets it ``extends``, base first.
+
+    ``extends: NAME`` (a sibling preset's name or a path relative to the preset's folder)
+    merges that preset first, so per-scenario presets can state only what differs.
+    """
+    chain: list[tuple[Path, Any]] = []
+    seen: set[Path] = set()
+    while True:
+        source = f"{preset_label} {path}"
+        if path.resolve() in seen:
+            raise ConfigError(f"{source}: 'extends' forms a cycle through {sorted(seen)}")
+        seen.add(path.resolve())
+        data = _read_yaml(path, source)
+        base = data.pop("extends", None)
+        chain.append((path, data))
+        if base is None:
+            return chain[::-1]
+        base_path = path.parent / str(base)
+        if base_path.suffix not in (".yaml", ".yml"):
+            base_path = base_path.with_suffix(".yaml")
+        if not base_path.is_file():
+            raise ConfigError(
+                f"{source} extends {base!r}, but {base_path} does not exist; name a preset in "
+                f"{path.parent} (without .yaml) or a path relative to it"
+            )
+        path = base_path
 
 
 def _read_yaml(path: Path, source: str) -> Any:
