@@ -237,3 +237,19 @@ def test_reset_state_and_terminal_obs(env_id):
     chex.assert_trees_all_close(obs, jax.jit(env.get_obs)(fixed), rtol=1e-6)
     pre_reset = run["step_env"](jax.random.split(jax.random.key(33))[0], last, actions)[0]
     chex.assert_trees_all_close(infos["terminal_obs"], pre_reset, rtol=1e-6, atol=1e-6)
+
+
+def test_observations_from_state_claim_holds(env_id):
+    # Envs that set observations_from_state let `step` recompute observations from the state
+    # it keeps, so reset and step_env must return exactly get_obs of their state.
+    env = make_env(env_id)
+    if not env.observations_from_state:
+        pytest.skip(f"{env_id} does not claim observations_from_state")
+    run = programs(env_id)
+    get_obs = jax.jit(env.get_obs)
+    obs, state = run["reset"](jax.random.key(40))
+    chex.assert_trees_all_close(obs, get_obs(state), rtol=1e-6, atol=1e-6)
+    for step in range(3):
+        actions = run["actions"](jax.random.key(41 + step), state)
+        obs, state, *_ = run["step_env"](jax.random.key(50 + step), state, actions)
+        chex.assert_trees_all_close(obs, get_obs(state), rtol=1e-6, atol=1e-6)

@@ -187,6 +187,8 @@ class MPEBase(MultiAgentEnv):
     ``num_landmarks``, ``num_entities``, ``a_to_i``, ``l_to_i``.
     """
 
+    observations_from_state = True  # reset/step_env return get_obs(state)
+
     dim_p = 2
     dt = DT
     damping = DAMPING

@@ -158,6 +158,8 @@ class SMAX(MultiAgentEnv):
         obs, state, rewards, dones, infos = env.step(jax.random.key(1), state, actions)
     """
 
+    observations_from_state = True  # reset/step_env return get_obs(state)
+
     def __init__(
         self,
         num_allies: int = 5,
