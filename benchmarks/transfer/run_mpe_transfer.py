@@ -22,6 +22,10 @@ mean +- std over seeds, on the greedy evaluation curve (x = target env steps):
 * AUC: mean return over all evaluations (trapezoid / length);
 * final: mean of the last two evaluations.
 
+The pre-trained decision layers of every seed are written to ``results/pretrained_decision.npz``;
+``--pretrained-from PATH`` skips phase 1 and starts phase 2 from such a file (the pre-training
+curve is then taken from the existing ``results/mpe_transfer.json`` if its arguments match).
+
 ``--measure-cost`` instead times one jitted 3-task update against the three single-task updates.
 """
 
@@ -75,6 +79,29 @@ def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
         decision_sizes=(args.width // 2,),
         **overrides,
     )
+
+
+def save_decisions(path: Path, decisions) -> None:
+    """Every seed's decision layers (leaves ``[seeds, ...]``) as one ``.npz``, keyed by path."""
+    flat = jax.tree_util.tree_flatten_with_path(decisions)[0]
+    arrays = {jax.tree_util.keystr(k): np.asarray(v) for k, v in flat}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as file:
+        np.savez(file, **arrays)
+
+
+def load_decisions(path: Path, like):
+    """``save_decisions``'s file in the structure of ``like`` (shapes checked)."""
+    saved = np.load(path)
+    flat, treedef = jax.tree_util.tree_flatten_with_path(like)
+    leaves = []
+    for key, ref in flat:
+        name = jax.tree_util.keystr(key)
+        if name not in saved or saved[name].shape != ref.shape:
+            have = saved[name].shape if name in saved else "absent"
+            raise ValueError(f"{path}: {name} is {have}, expected {ref.shape}")
+        leaves.append(jnp.asarray(saved[name], ref.dtype))
+    return jax.tree_util.tree_unflatten(treedef, leaves)
 
 
 def train_with_evals(multitask, keys, decisions, num_updates, chunk, eval_envs):
@@ -161,6 +188,7 @@ def measure_cost(args) -> None:
 
 
 def main() -> None:
+    global RESULTS
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--num-envs", type=int, default=16)
@@ -174,21 +202,42 @@ def main() -> None:
     parser.add_argument(
         "--conditions", default="scratch,frozen,finetune,random_frozen", help="comma-separated"
     )
+    parser.add_argument(
+        "--pretrained-from",
+        default="",
+        help="skip pre-training: decision layers from a pretrained_decision.npz",
+    )
+    parser.add_argument("--out", default=str(RESULTS), help="results folder")
     parser.add_argument("--measure-cost", action="store_true")
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
+    RESULTS = Path(args.out)
     if args.measure_cost:
         measure_cost(args)
         return
     keys = jax.random.split(jax.random.key(0), args.seeds)
-    print(
-        f"pre-training on spread 3/4/5 agents: {args.pretrain_updates} updates x {args.seeds} seeds"
-    )
     pre = build_mtapn(make_config(args, [spread(n) for n in (3, 4, 5)], args.pretrain_updates))
-    pre_state, pre_curve, pre_train = train_with_evals(
-        pre, keys, None, args.pretrain_updates, args.chunk, args.eval_envs
-    )
-    decisions = pre_state.params["decision"]  # [seeds, ...]: target seed i <- pre-train seed i
+    timings = {}
+    if args.pretrained_from:
+        like = jax.eval_shape(jax.vmap(lambda k: pre.init_with(k).params["decision"]), keys)
+        decisions = load_decisions(Path(args.pretrained_from), like)
+        pre_curve = previous_pretrain_curve(args)
+        print(f"pre-trained decision layers from {args.pretrained_from}")
+    else:
+        print(
+            f"pre-training on spread 3/4/5 agents: {args.pretrain_updates} updates x "
+            f"{args.seeds} seeds"
+        )
+        wall, cpu = time.perf_counter(), time.process_time()
+        pre_state, pre_curve, _ = train_with_evals(
+            pre, keys, None, args.pretrain_updates, args.chunk, args.eval_envs
+        )
+        timings["pretrain"] = {
+            "wall_s": time.perf_counter() - wall,
+            "cpu_s": time.process_time() - cpu,
+        }
+        decisions = pre_state.params["decision"]  # [seeds, ...]: target seed i <- pre seed i
+        save_decisions(RESULTS / "pretrained_decision.npz", decisions)
     conditions = {
         "scratch": ({}, None),
         "frozen": ({"freeze_decision": True}, decisions),
@@ -201,16 +250,21 @@ def main() -> None:
     for name, (overrides, decision) in conditions.items():
         print(f"target spread-6, {name}: {args.target_updates} updates x {args.seeds} seeds")
         multitask = build_mtapn(make_config(args, [spread(6)], args.target_updates, **overrides))
+        wall, cpu = time.perf_counter(), time.process_time()
         _, curves[name], train_curves[name] = train_with_evals(
             multitask, target_keys, decision, args.target_updates, args.chunk, args.eval_envs
         )
+        timings[name] = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+        print(f"  {name}: {timings[name]['wall_s']:.0f}s wall, {timings[name]['cpu_s']:.0f}s CPU")
     steps_per_update = args.num_envs * 25
     steps = np.arange(args.target_updates // args.chunk + 1) * args.chunk * steps_per_update
     table = summarise(curves, steps)
     record = {
         "args": vars(args),
         "steps": steps.tolist(),
-        "pretrain_greedy_curve": pre_curve.tolist(),
+        "pretrain_greedy_curve": None if pre_curve is None else np.asarray(pre_curve).tolist(),
+        "timings": timings,
+        "load_average_end": os.getloadavg(),
         "curves": {k: v.tolist() for k, v in curves.items()},
         "train_curves": {k: v.tolist() for k, v in train_curves.items()},
         "summary": table,
@@ -220,6 +274,19 @@ def main() -> None:
     write_table(table, args)
     plot(curves, steps, table["threshold"])
     print((RESULTS / "mpe_transfer.md").read_text())
+
+
+def previous_pretrain_curve(args):
+    """The pre-training curve of the existing results, if they were made with the same
+    pre-training arguments (else ``None``)."""
+    path = RESULTS / "mpe_transfer.json"
+    if not path.exists():
+        return None
+    record = json.loads(path.read_text())
+    same = ("seeds", "num_envs", "width", "lr", "pretrain_updates", "chunk", "eval_envs")
+    if any(record["args"].get(k) != getattr(args, k) for k in same):
+        return None
+    return record.get("pretrain_greedy_curve")
 
 
 def write_table(table: dict, args) -> None:
