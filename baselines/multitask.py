@@ -15,9 +15,11 @@ heads / mixer), all share one set of decision layers, and the per-task losses ar
 
 Transfer: ``init_decision_from=RUN_DIR`` starts any of them (single task: leave ``tasks``
 empty and set ``env``) from saved decision layers, ``freeze_decision=true`` keeps them fixed.
-``make_train`` / ``Learner`` work with ``jaxmarl.training.loop.run``; its evaluation, GIF and
-learning curve use the first task (per-task returns are in the metrics as
-``task<i>/episode_return``), and ``jaxmarl.train`` saves the decision layers of seed 0 to
+``make_train`` / ``Learner`` work with ``jaxmarl.training.loop.run``: its greedy evaluation
+covers every task (``eval.jsonl``: ``eval_task<i>/episode_return``, ``eval_task<i>/won``, ...
+and their means over tasks, ``eval_episode_return``, ...); the GIF uses the first task, the
+learning curve the mean training return (per task in the metrics as
+``task<i>/episode_return``); ``jaxmarl.train`` saves the decision layers of seed 0 to
 ``RUN_DIR/decision_layers`` at the end.
 """
 
@@ -36,13 +38,14 @@ from jaxmarl.baselines.pqn import PQNConfig
 from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, ValueHead
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.multitask import (
     MultiTaskFields,
     MultiTaskState,
     TaskFns,
     TaskSpec,
+    evaluate_every_task,
     load_decision_layers,
     make_multitask_update,
     make_task_env,
@@ -134,10 +137,13 @@ def _assemble(
     init_task: Callable[[str, jax.Array], tuple[Any, Any]],
     num_epochs: int,
     optimiser_steps: int,
-    greedy: tuple[Callable, Callable],
-    uses_world_state: bool,
+    greedy: dict[str, tuple[Callable, Callable, bool]],
 ) -> MultiTask:
-    """Optimiser, init, update and the ``Learner`` around per-task functions."""
+    """Optimiser, init, update and the ``Learner`` around per-task functions.
+
+    ``greedy`` per task: ``(greedy_policy(view, carry, inputs), initial_carry(n),
+    uses_world_state)``, the policy reading the task's ``task_view``.
+    """
     lr = optax.linear_schedule(config.lr, 0.0, optimiser_steps) if config.anneal_lr else config.lr
     optimiser = partitioned_optimiser(
         _make_step(config),
@@ -177,8 +183,20 @@ def _assemble(
         weight_ema=config.weight_ema,
         freeze_decision=config.freeze_decision,
     )
+
+    def on_params(name: str) -> Callable:
+        """Task ``name``'s greedy policy on the whole multi-task params."""
+        return lambda params, carry, inputs: greedy[name][0](task_view(params, name), carry, inputs)
+
+    def evaluator(name: str) -> Callable:
+        _, initial_carry, world_state = greedy[name]
+        return lambda params, key, num_envs: greedy_episodes(
+            envs[name], batches[name], on_params(name), initial_carry, world_state,
+            params, key, num_envs,
+        )  # fmt: skip
+
     first = names[0]
-    greedy_policy, initial_carry = greedy
+    evaluators = {name: evaluator(name) for name in names}
     learner = Learner(
         config=config,
         env=envs[first],
@@ -186,12 +204,13 @@ def _assemble(
         init=lambda key: init_with(key, loaded),
         update=update,
         num_updates=config.num_updates,
-        greedy_policy=lambda params, carry, inputs: greedy_policy(
-            task_view(params, first), carry, inputs
-        ),
-        initial_carry=initial_carry,
+        greedy_policy=on_params(first),
+        initial_carry=greedy[first][1],
         env_steps_per_update=config.steps_per_update,
-        uses_world_state=uses_world_state,
+        uses_world_state=greedy[first][2],
+        evaluate_tasks=lambda params, key, num_envs: evaluate_every_task(
+            evaluators, params, key, num_envs
+        ),
     )
     return MultiTask(learner=learner, init_with=init_with, task_fns=dict(task_fns))
 
@@ -266,13 +285,15 @@ def build_mtapn(config: MTAPNConfig) -> MultiTask:
         inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
         return network.init(params_key, inputs.obs, inputs.world_state), runner
 
-    first = specs[0].name
+    greedy = {
+        n: (q_policies(network)[1], network.initial_carry, world_state)
+        for n, network in networks.items()
+    }
     return _assemble(
         config, specs, envs, batches, {s.name: task_fns(s.name) for s in specs}, init_task,
         config.num_epochs,
         config.num_updates * config.num_epochs * config.num_minibatches,
-        (q_policies(networks[first])[1], networks[first].initial_carry),
-        world_state,
+        greedy,
     )  # fmt: skip
 
 
@@ -307,13 +328,18 @@ def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
         decision = params.pop("trunk")
         return {**params, "decision": decision}, runner
 
-    first = parts[specs[0].name]
+    def greedy_on_view(part):
+        return lambda view, carry, inputs: part.greedy_policy(_as_actor_critic(view), carry, inputs)
+
+    greedy = {
+        n: (greedy_on_view(part), part.initial_carry, part.uses_world_state)
+        for n, part in parts.items()
+    }
     return _assemble(
         config, specs, envs, batches, {s.name: task_fns(s.name) for s in specs}, init_task,
         config.update_epochs,
         config.num_updates * config.update_epochs * config.num_minibatches,
-        (lambda p, c, i: first.greedy_policy(_as_actor_critic(p), c, i), first.initial_carry),
-        first.uses_world_state,
+        greedy,
     )  # fmt: skip
 
 

@@ -35,6 +35,9 @@ class Learner:
         initial_carry: ``num_envs -> carry`` for ``greedy_policy``.
         env_steps_per_update: env steps one update consumes (all envs).
         uses_world_state: whether policies read ``StepInput.world_state``.
+        evaluate_tasks: for learners with more than one env (multi-task), ``(params, key,
+            num_envs) -> metrics`` evaluating every one of them (``evaluate`` calls it); ``None``:
+            the greedy policy in ``env``.
     """
 
     config: Any
@@ -47,6 +50,7 @@ class Learner:
     initial_carry: Callable[[int], Any]
     env_steps_per_update: int
     uses_world_state: bool = False
+    evaluate_tasks: Callable[[Any, jax.Array, int], dict[str, jax.Array]] | None = None
 
 
 def make_train_from(learner: Learner) -> Callable[[jax.Array], tuple[Any, dict]]:
@@ -63,22 +67,43 @@ def evaluate(learner: Learner, params: Any, key: jax.Array, num_envs: int) -> di
     """Greedy episodes in ``num_envs`` fresh envs for one episode length (``env.max_steps``).
 
     Returns the ``episode_metrics`` of every episode that ended (at least one per env for
-    envs with a time limit).
+    envs with a time limit). A learner with ``evaluate_tasks`` (multi-task) evaluates each of
+    its tasks that way instead: ``"<task>/<metric>"`` per task plus the means over tasks.
     """
-    runner = reset_runner(learner.env, key, num_envs, learner.initial_carry(num_envs))
+    if learner.evaluate_tasks is not None:
+        return learner.evaluate_tasks(params, key, num_envs)
+    return greedy_episodes(
+        learner.env,
+        learner.batch,
+        learner.greedy_policy,
+        learner.initial_carry,
+        learner.uses_world_state,
+        params,
+        key,
+        num_envs,
+    )
+
+
+def greedy_episodes(
+    env: Any,
+    batch: AgentBatch,
+    greedy_policy: Callable[[Any, Any, StepInput], tuple[Any, jax.Array]],
+    initial_carry: Callable[[int], Any],
+    uses_world_state: bool,
+    params: Any,
+    key: jax.Array,
+    num_envs: int,
+) -> dict[str, jax.Array]:
+    """``evaluate`` for one env and greedy policy: ``episode_metrics`` of ``num_envs`` fresh
+    envs rolled out greedily for ``env.max_steps`` steps."""
+    runner = reset_runner(env, key, num_envs, initial_carry(num_envs))
 
     def policy_fn(params, carry, inputs, _key):
-        carry, action = learner.greedy_policy(params, carry, inputs)
+        carry, action = greedy_policy(params, carry, inputs)
         return carry, action, {}
 
     _, trajectory = rollout(
-        learner.env,
-        learner.batch,
-        policy_fn,
-        params,
-        runner,
-        learner.env.max_steps,
-        world_state=learner.uses_world_state,
+        env, batch, policy_fn, params, runner, env.max_steps, world_state=uses_world_state
     )
     return episode_metrics(trajectory)
 

@@ -12,6 +12,7 @@ so every task's loss differentiates the one shared subtree and nothing of the ot
 * Task weights: ``"uniform"`` (every weight 1) or ``"loss_rate"`` (``task_weights``).
 * Optimiser partitions: decision layers and task parts get separate learning rates; frozen
   decision layers get ``optax.set_to_zero`` and a ``stop_gradient`` (``partitioned_optimiser``).
+* Evaluation: ``evaluate_every_task`` (greedy episodes of every task, per task and mean).
 * Transfer: ``save_decision_layers`` / ``load_decision_layers`` (orbax, atomic, via
   ``jaxmarl.training.checkpoint.save_params``), with the shapes checked against the learner's
   own decision layers before anything compiles.
@@ -222,6 +223,39 @@ def update_failure(
     lost"); ``valid`` is false for a task with no finished episode in the rollout.
     """
     return jnp.where(valid, (1.0 - rate) * failure + rate * signal, failure)
+
+
+# --------------------------------------------------------------------------- evaluation
+def evaluate_every_task(
+    evaluators: Mapping[str, Callable[[Any, jax.Array, int], dict[str, jax.Array]]],
+    params: Any,
+    key: jax.Array,
+    num_envs: int,
+) -> dict[str, jax.Array]:
+    """Greedy evaluation of every task of a multi-task learner (pure; jit/vmap as usual).
+
+    Args:
+        evaluators: per task (in task order), ``(params, key, num_envs) -> metrics``: greedy
+            episodes of that task's policy in ``num_envs`` fresh envs of that task.
+        params: the learner's whole ``{"decision": ..., "tasks": ...}``.
+        key: task 0 evaluates with ``key`` itself (so a one-task learner evaluates exactly as
+            the single-task evaluation does), task ``i > 0`` with ``fold_in(key, i)``.
+        num_envs: envs per task (static).
+
+    Returns:
+        ``"<task>/<metric>"`` for every task's metric, plus each metric over tasks under its own
+        name: the mean over the tasks that report it (e.g. ``won`` over the SMAX tasks of a
+        mixed set), except ``episodes``, which is the total. All ``[]`` float32.
+    """
+    results = {}
+    for index, (name, evaluate_task) in enumerate(evaluators.items()):
+        task_key = key if index == 0 else jax.random.fold_in(key, index)
+        results[name] = evaluate_task(params, task_key, num_envs)
+    metrics = {f"{name}/{k}": v for name, result in results.items() for k, v in result.items()}
+    for metric in dict.fromkeys(k for result in results.values() for k in result):
+        values = jnp.stack([r[metric] for r in results.values() if metric in r])
+        metrics[metric] = jnp.sum(values) if metric == "episodes" else jnp.mean(values)
+    return metrics
 
 
 # --------------------------------------------------------------------------- transfer
