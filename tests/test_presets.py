@@ -4,6 +4,7 @@ import pytest
 
 from jaxmarl.config import ConfigError, available_presets, load_config
 from jaxmarl.train import ALGORITHMS, parse
+from jaxmarl.training.multitask import MultiTaskFields
 
 PRESETS = [name.split("/", 1) for name in available_presets()]
 
@@ -24,7 +25,12 @@ def test_preset_parses_and_builds_its_learner(alg, name):
     _, make = ALGORITHMS[alg].load()
     learner = make(command.config)
     assert learner.num_updates >= 1
-    if name.startswith("MPE_") and "env" in type(command.config).__dataclass_fields__:
+    if isinstance(command.config, MultiTaskFields):
+        # Multi-task presets are named after their env family and tasks (MPE_spread_3_4_5,
+        # SMAX_3m_2s3z_...): every task (or the single target task) is of that family.
+        family = name.split("_", 1)[0]
+        assert all(family in spec.env_id for spec in command.config.task_specs), name
+    elif name.startswith("MPE_") and "env" in type(command.config).__dataclass_fields__:
         assert command.config.env.env_id == name.removesuffix("_rnn")
 
 
@@ -47,3 +53,28 @@ def test_extends_errors_name_the_problem(tmp_path):
     (tmp_path / "c.yaml").write_text("extends: missing\n")
     with pytest.raises(ConfigError, match="extends 'missing'.*does not exist"):
         load_config(ExampleConfig, tmp_path / "c.yaml")
+
+
+def test_mtapn_mpe_presets_are_the_transfer_benchmarks_settings():
+    """configs/mtapn_vdn/MPE_spread_* hold what benchmarks/transfer/run_mpe_transfer.py runs."""
+    import argparse
+    import importlib.util
+    from pathlib import Path
+
+    from jaxmarl.config import diff_configs
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks/transfer/run_mpe_transfer.py"
+    module_spec = importlib.util.spec_from_file_location("run_mpe_transfer", script)
+    bench = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(bench)
+    args = argparse.Namespace(num_envs=16, width=64, lr=1e-3)
+    ignore = [f"run.{f}" for f in ("seed", "num_seeds", "updates_per_chunk", "checkpoint_every")]
+    ignore += ["run.eval_every", "run.eval_episodes"]
+    ignore += ["network.gru_size"]  # unused by the MLP perception (defaults differ)
+    pre = parse(["alg=mtapn_vdn", "preset=MPE_spread_3_4_5"]).config
+    want = bench.make_config(args, [bench.spread(n) for n in (3, 4, 5)], 150)
+    assert diff_configs(pre, want, ignore=ignore) == []
+    target = parse(["alg=mtapn_vdn", "preset=MPE_spread_6_target"]).config
+    want = bench.make_config(args, [bench.spread(6)], 90)  # the benchmark names the task
+    assert diff_configs(target, want, ignore=[*ignore, "tasks", "env.env_kwargs"]) == []
+    assert target.task_specs == want.task_specs
