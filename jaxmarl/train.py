@@ -147,7 +147,7 @@ def parse(argv: Sequence[str]) -> Command:
     config = load_config(config_cls, preset, all_overrides)
     run_config = config.run
     name = run_config.name or (
-        f"{alg}_{config.env.env_id}_{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        f"{alg}_{_env_label(config, '+')}_{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     )
     run_dir = Path(run_config.out_dir) / name
     if (run_dir / "checkpoints").exists():
@@ -178,6 +178,15 @@ def _resume_command(run_dir, special, overrides, show_progress) -> Command:
                 "start a new run"
             )
     return Command(alg, saved, run_dir, resume=True, show_progress=show_progress)
+
+
+def _env_label(config, sep: str = ", ") -> str:
+    """The env id, or for a multi-task config the env ids of its tasks (``tasks`` wins over
+    ``env``)."""
+    tasks = getattr(config, "tasks", ())
+    if tasks:
+        return sep.join(dict.fromkeys(spec.split(":", 1)[0] for spec in tasks))
+    return config.env.env_id
 
 
 def _algorithm(alg: str) -> Algorithm:
@@ -233,7 +242,7 @@ def execute(command: Command) -> int:
         (run_dir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     settings = config.run
     print(
-        f"{command.alg} on {config.env.env_id}: {settings.total_timesteps:,} env steps x "
+        f"{command.alg} on {_task_label(config)}: {settings.total_timesteps:,} env steps x "
         f"{settings.num_seeds} seed(s), {learner.num_updates} updates -> {run_dir}"
     )
     result = run(
@@ -256,6 +265,14 @@ def execute(command: Command) -> int:
     return 0
 
 
+def _task_label(config) -> str:
+    """``env_id`` or, for a multi-task config, ``K tasks (label, label, ...)``."""
+    tasks = getattr(config, "tasks", ())
+    if not tasks:
+        return config.env.env_id
+    return f"{len(tasks)} tasks ({', '.join(spec.label for spec in config.task_specs)})"
+
+
 def _save_decision_layers(config, result) -> None:
     """Multi-task learners: seed 0's shared decision layers, for ``init_decision_from``."""
     from jaxmarl.training.multitask import DECISION_DIR, MultiTaskFields, save_decision_layers
@@ -275,7 +292,7 @@ def _summarise(command, result, learner) -> None:
         f"| run | {result.run_dir} |",
         "|---|---|",
         f"| algorithm | {command.alg} |",
-        f"| env | {command.config.env.env_id} |",
+        f"| env | {_env_label(command.config)} |",
         f"| compile (s) | {result.compile_s:.1f} |",
         f"| training env steps/s (all seeds) | {rate:,.0f} |",
     ]
