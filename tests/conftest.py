@@ -8,7 +8,16 @@ time on a 2-core CPU. Programs are keyed by their HLO, so the cache never change
 import os
 import tempfile
 
-import jax
+# Tests compile hundreds of small XLA programs and run each for milliseconds, so LLVM's
+# optimisation passes cost far more than they save (about 40% of a compile-bound test's time).
+# They change code generation, not semantics: the programs' results are the same (parity tests
+# against recorded reference trajectories run under this flag too). Benchmarks and training
+# never set it. Must be set before JAX creates its CPU backend.
+os.environ["XLA_FLAGS"] = " ".join(
+    filter(None, [os.environ.get("XLA_FLAGS", ""), "--xla_backend_optimization_level=0"])
+)
+
+import jax  # noqa: E402
 
 _CACHE = os.environ.get(
     "JAXMARL_TEST_COMPILATION_CACHE", os.path.join(tempfile.gettempdir(), "jaxmarl-xla-cache")

@@ -109,14 +109,20 @@ def test_gradients_reach_the_trunk_and_stay_in_their_task():
     fns = multitask.task_fns
     grads = {}
     for name in ("task0", "task1"):
-        view = task_view(state.params, name)
-        _, data, _ = fns[name].collect(view, state.runners[name], state.update)
-        minibatch = jax.tree.map(lambda x: x[0], fns[name].minibatches(jax.random.key(2), data))
 
-        def loss(params):
-            return fns[name].loss(task_view(params, name), minibatch)[0]
+        @jax.jit  # one compiled program per task; run eagerly, the rollout alone takes minutes
+        def task_grad(state, name=name):
+            view = task_view(state.params, name)
+            _, data, _ = fns[name].collect(view, state.runners[name], state.update)
+            batches = fns[name].minibatches(jax.random.key(2), data)
+            minibatch = jax.tree.map(lambda x: x[0], batches)
 
-        grads[name] = jax.grad(loss)(state.params)
+            def loss(params):
+                return fns[name].loss(task_view(params, name), minibatch)[0]
+
+            return jax.grad(loss)(state.params)
+
+        grads[name] = task_grad(state)
     for name, other in (("task0", "task1"), ("task1", "task0")):
         decision_norm = sum(
             float(jnp.sum(jnp.abs(g))) for g in jax.tree.leaves(grads[name]["decision"])
