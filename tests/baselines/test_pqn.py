@@ -3,10 +3,11 @@
 import chex
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from jaxmarl import train
-from jaxmarl.baselines.pqn import PQNConfig, make_pqn
+from jaxmarl.baselines.pqn import PQNConfig, make_pqn, make_train
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 
 
@@ -68,3 +69,29 @@ def test_pqn_updates_run_finite_without_retracing():
     for name in ("loss", "q_mean", "grad_norm", "epsilon", "episode_return"):
         assert history[-1][name].dtype == jnp.float32 and history[-1][name].shape == (), name
     assert float(history[0]["loss"]) > 0.0 and float(history[0]["epsilon"]) == 1.0
+
+
+def test_pqn_improves_clearly_over_random_policy():
+    """A small learning test for CI: PQN on MPE_simple_v3 (one agent, one landmark), 120k steps.
+
+    Seeds 0, 1 and 2 all go from about -40 (first 20 updates, epsilon near 1) to -8.6 .. -10.2
+    (last 40 updates); uniformly random actions score about -45 here.
+    """
+    config = PQNConfig(
+        env=EnvConfig(env_id="MPE_simple_v3", num_envs=16),
+        network=NetworkConfig(
+            trunk="mlp", trunk_sizes=(64,), embed_dim=64, activation="relu", layer_norm=True
+        ),
+        run=RunConfig(total_timesteps=16 * 25 * 300),
+        num_steps=25,
+        num_minibatches=4,
+        num_epochs=2,
+        lr=3e-3,
+        eps_decay=0.5,
+    )
+    _, metrics = jax.jit(make_train(config))(jax.random.key(0))
+    returns = np.asarray(metrics["episode_return"])
+    assert np.all(np.isfinite(returns)) and np.all(np.isfinite(np.asarray(metrics["loss"])))
+    first, last = returns[:20].mean(), returns[-40:].mean()
+    assert first < -30.0, first
+    assert last > -15.0, (first, last)
