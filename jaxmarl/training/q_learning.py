@@ -124,6 +124,8 @@ class QCommonConfig:
         returns: ``"n_step"`` (with ``n_step``) or ``"lambda"`` (TD(lambda), ``td_lambda``).
         eps_start, eps_finish: epsilon-greedy exploration, linear from start to finish ...
         eps_decay: ... over this fraction of the updates, then constant.
+        reward_scale: rewards are multiplied by this in the TD targets (JaxMARL's SMAX configs
+            use 10, "the original scale of SMAC"); logged returns stay unscaled.
     """
 
     env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
@@ -145,6 +147,7 @@ class QCommonConfig:
     eps_start: float = 1.0
     eps_finish: float = 0.05
     eps_decay: float = 0.1
+    reward_scale: float = 1.0
 
     def __post_init__(self):
         require(self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}")
@@ -162,6 +165,7 @@ class QCommonConfig:
             mixer_embed_dim=self.mixer_embed_dim,
             mixer_hypernet_hidden_dim=self.mixer_hypernet_hidden_dim,
             mixer_init_scale=self.mixer_init_scale,
+            reward_scale=self.reward_scale,
         )
         require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
         require(0.0 <= self.td_lambda <= 1.0, f"td_lambda must be in [0, 1], got {self.td_lambda}")
@@ -297,7 +301,8 @@ def td_loss(
 
     Args:
         network: the agents' ``QNetwork`` (mixer included).
-        config: ``gamma``, ``returns``, ``n_step``, ``td_lambda``, ``mixer`` are read.
+        config: ``gamma``, ``returns``, ``n_step``, ``td_lambda``, ``mixer``, ``reward_scale``
+            are read.
         params: online parameters (differentiated).
         target_params: target parameters, or ``None`` to use ``stop_gradient(params)`` (PQN).
         sequence: ``QSequence`` ``[T(+1), B, ...]``.
@@ -321,7 +326,7 @@ def td_loss(
     taken = jnp.take_along_axis(q[:-1], sequence.action[..., None], axis=-1)[..., 0]
     q_mixed = network.mix(params, taken, inputs.world_state[:-1])  # [T, B, K]
     next_mixed = network.mix(target_params, next_q, inputs.world_state[1:])
-    reward = team_reward(config.mixer, sequence.reward)
+    reward = team_reward(config.mixer, sequence.reward) * config.reward_scale
     width = reward.shape[-1]
     per_value = lambda flags: jnp.broadcast_to(flags[..., None], (*flags.shape, width))
     terminated, done = per_value(sequence.terminated), per_value(sequence.done)

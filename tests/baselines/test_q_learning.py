@@ -41,6 +41,7 @@ def small_config(**overrides):
         (dict(tau=0.0), r"tau must be in \(0, 1\]"),
         (dict(eps_start=2.0), r"eps_start must be in \[0, 1\]"),
         (dict(lr=-1e-3), r"lr must be > 0"),
+        (dict(reward_scale=0.0), r"reward_scale must be > 0"),
         (dict(learning_starts=-1), r"learning_starts must be >= 0"),
         (dict(run=RunConfig(total_timesteps=1010)), r"use run.total_timesteps=1000 or 1040"),
     ],

@@ -100,6 +100,14 @@ def test_td_loss_matches_a_hand_built_vdn_target():
     target_max = seq.reward.sum(-1) + 0.8 * (1.0 - seq.done) * qt[1:].max(-1).sum(-1)
     np.testing.assert_allclose(loss_max, jnp.mean((taken.sum(-1) - target_max) ** 2), rtol=1e-5)
 
+    # reward_scale multiplies the rewards in the targets, nothing else.
+    scaled = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1, reward_scale=10.0)
+    loss_scaled, _ = td_loss(net, scaled, params, target_params, seq, double_q=True)
+    target_scaled = 10.0 * seq.reward.sum(-1) + 0.8 * (1.0 - seq.done) * next_q.sum(-1)
+    np.testing.assert_allclose(
+        loss_scaled, jnp.mean((taken.sum(-1) - target_scaled) ** 2), rtol=1e-5
+    )
+
 
 @pytest.mark.parametrize("mixer", ["none", "vdn", "qmix"])
 @pytest.mark.parametrize("returns", ["n_step", "lambda"])
