@@ -3,41 +3,62 @@
 ``qmix``: ``python -m jaxmarl.train alg=qmix env=MPE_simple_spread_v3`` (preset
 ``configs/qmix/MPE_simple_spread_v3.yaml``, which mirrors JaxMARL's
 ``baselines/QLearning/config/alg/ql_rnn_mpe.yaml``) against JaxMARL's
-``baselines/QLearning/qmix_rnn.py`` with that YAML. ``vdn`` / ``iql`` use the same preset with
-``mixer=vdn`` / ``mixer=none`` against ``vdn_rnn.py`` / ``iql_rnn.py`` when those scripts are
-present in ``--peer-scripts``. Same env steps per seed, same number of seeds, each side's seeds
-``vmap``ped in one program (JaxMARL's ``single_run`` does ``jax.jit(jax.vmap(train))``).
+``baselines/QLearning/qmix_rnn.py`` with that YAML; ``vdn`` / ``iql``: ``alg=vdn`` / ``alg=iql``
+(presets ``configs/{vdn,iql}/MPE_simple_spread_v3.yaml``, the same settings with
+``mixer: vdn`` / ``mixer: none``) against ``vdn_rnn.py`` / ``iql_rnn.py`` with the same YAML.
+Same env steps per seed (each side floors the total to whole updates), same number of seeds,
+and by default each side's seeds ``vmap``ped in one program (JaxMARL's ``single_run`` does
+``jax.jit(jax.vmap(train))``; ours ``run.num_seeds``).
 
 Fetching the peer scripts (this file embeds none of JaxMARL's code)
 -------------------------------------------------------------------
 The PyPI package ``jaxmarl==0.2.0`` ships no baseline scripts. Copy, from the public repository
 ``FLAIROx/JaxMARL``, into a folder *outside this repository*::
 
-    PEER_SCRIPTS/QLearning/qmix_rnn.py            (and vdn_rnn.py, iql_rnn.py if wanted)
+    PEER_SCRIPTS/QLearning/qmix_rnn.py   (and vdn_rnn.py, iql_rnn.py)
     PEER_SCRIPTS/QLearning/config/alg/ql_rnn_mpe.yaml
 
-The peer interpreter (``--peer-python``, default ``/tmp/peer/bin/python``) needs
-``jaxmarl==0.2.0``, ``flashbax`` and ``hydra-core``; ``wandb`` is stubbed (``WANDB_MODE`` is
-``disabled``, so the script never calls it).
+Only the scripts' ``make_train`` and ``env_from_config`` are used. The peer interpreter
+(``--peer-python``, default ``/tmp/peer/bin/python``) needs ``jaxmarl==0.2.0``, ``flashbax`` and
+``hydra-core`` (and ``gymnax``, which ``iql_rnn.py`` imports); ``wandb`` is stubbed.
 
-How each side is timed
-----------------------
-Peer: a runner imports the script, builds the env with its ``env_from_config``, reads the YAML,
-overrides only ``TOTAL_TIMESTEPS``, ``NUM_SEEDS`` (and ``TEST_DURING_TRAINING`` for the second
-peer row), and times ``jax.jit(jax.vmap(make_train(config, env))).lower(keys).compile()`` and
-the call separately. JaxMARL's script runs its greedy test (512 envs x 30 steps) inside the
-training scan behind a ``lax.cond`` every 5% of updates; under ``vmap`` over seeds that
-``cond`` becomes a ``select``, so the test runs at *every* update. The table therefore shows
-JaxMARL twice: as published (``TEST_DURING_TRAINING=True``) and with the test switched off,
-which is its pure training speed.
+How each side is run and timed
+------------------------------
+Both sides run as subprocesses, one after the other. For each the driver records wall time and
+the subprocess's CPU time (user + sys from ``getrusage(RUSAGE_CHILDREN)`` deltas), and, inside
+the process, the wall **and CPU** time (``time.process_time``: all threads) of the compile and
+of the training phase separately. **The primary throughput number is training env steps per
+CPU-second** (all seeds' env steps / CPU seconds of the training phase): on a shared machine the
+CPU a process actually got is far steadier than wall time. Env steps per wall-second is shown
+next to it, with the load averages.
 
-Ours: the command line, training env steps/s from ``summary.md`` (chunks only: compile, the
-host loop's evaluation and checkpointing are excluded), greedy evaluation at the end on 128
-envs.
+Peer: a runner (``PEER_RUNNER``) imports the script, builds the env with its
+``env_from_config``, reads the YAML, overrides only ``TOTAL_TIMESTEPS``, ``NUM_SEEDS``,
+``SEED`` and ``TEST_DURING_TRAINING`` (``False`` for the ``jaxmarl_notest`` side: JaxMARL's
+in-loop greedy test sits behind a ``lax.cond`` that ``vmap`` turns into a ``select``, so it
+would run 512 envs x 30 steps at *every* update; that is the ``jaxmarl`` side, "as published"),
+and times ``jax.jit(jax.vmap(make_train(config, env))).lower(keys).compile()`` and the call
+separately. Its metrics reach the runner through the script's own per-update
+``jax.debug.callback`` (``WANDB_MODE`` is not ``"disabled"``; ``wandb.log`` is a stub), as in a
+real run. After training, the runner evaluates each seed's final parameters greedily on 512
+episodes with its own code (the network is the script's ``RNNQNetwork``; greedy argmax over
+valid actions; mean of ``returned_episode_returns`` over finished episodes, the quantity the
+script's test reports), so JaxMARL gets a greedy return without the in-loop test.
 
-Known problem: vmapped multi-seed programs sometimes hang on jax/jaxlib 0.10.2's CPU runtime (both
-libraries; see ``benchmarks/results/2026-11-22-qlearning-mpe-cpu.md``). By default our seeds run
-one process each; ``--ours-vmapped`` runs them in one program like JaxMARL.
+Ours: a runner (``OURS_RUNNER``) calls ``jaxmarl.train.main`` with the same arguments as
+``python -m jaxmarl.train ...`` (shown in the table) and records process CPU time at the
+training loop's own timing points (compile, and each chunk from call to ``device_get`` of its
+metrics), so compile, host-side logging, the end-of-run greedy evaluation (128 episodes per seed)
+and checkpointing are excluded exactly as in ``summary.md``'s env steps/s.
+
+Hangs: before the fix in ``jaxmarl/networks/init.py`` (2026-11-23), vmapped multi-seed programs
+could hang at 0% CPU on jaxlib 0.10.2's CPU runtime: batched LAPACK QRs (flax's ``orthogonal``
+initialiser under ``vmap``) deadlock its thread pool. Our networks now use our own initialiser;
+JaxMARL's scripts still use flax's. The driver therefore watches each subprocess: if its CPU
+time does not advance for ``--stall-s`` seconds (default 180) it is killed and the seeds are run
+as separate processes (``NUM_SEEDS=1, SEED=s`` / ``run.num_seeds=1 run.seed=s``: a single,
+unbatched QR does not hang). ``--peer-separate`` / ``--ours-separate`` go straight to separate
+processes. The table's "mode" column says which way each side ran.
 
 Returns
 -------
@@ -45,14 +66,18 @@ JaxMARL's ``MPELogWrapper`` multiplies rewards by ``num_agents`` (3) before logg
 logged returns are 3x the per-agent raw returns; the table shows per-agent raw returns
 (JaxMARL's divided by 3) and JaxMARL's scale. Its MPE episodes are 26 steps, ours 25
 (``docs/mpe-parity-findings.md`` F3), so its returns hold one more (negative) step reward.
-"Greedy" is JaxMARL's last in-training test (``test_returned_episode_returns`` at the final
-update) and our final greedy evaluation; "train" is the mean episode return of the last 5% of
-updates (epsilon-greedy, epsilon = 0.05).
+"Greedy" is the greedy evaluation of the final parameters (ours: 128 episodes per seed; JaxMARL:
+the runner's 512 episodes per seed, or the script's last in-loop test on the ``jaxmarl`` side);
+"train" is the mean episode return of the last 5% of updates (epsilon-greedy, epsilon = 0.05).
+JaxMARL's logged training return is the mean over the rollout's 26 steps of a value that is 0
+until the episode ends at the last step, so per-agent raw = logged x 26 / 3
+(``peer_train_raw``).
 
 Usage::
 
-    python benchmarks/q_learning_vs_jaxmarl.py --algs qmix --steps 2000000 --seeds 3
-    python benchmarks/q_learning_vs_jaxmarl.py --report-only
+    python benchmarks/q_learning_vs_jaxmarl.py --algs qmix --steps 2000000 --seeds 3 \\
+        --sides ours,jaxmarl_notest
+    python benchmarks/q_learning_vs_jaxmarl.py --report-only --plot curves.png
 """
 
 from __future__ import annotations
@@ -62,6 +87,8 @@ import datetime as dt
 import json
 import os
 import platform
+import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,6 +104,7 @@ PEER_CONFIG = "QLearning/config/alg/ql_rnn_mpe.yaml"
 OUR_STEPS_PER_UPDATE = 8 * 25  # preset: 8 envs x 25 steps
 PEER_ROLLOUT_STEPS = 26  # JaxMARL: each update resets and rolls out one 26-step episode
 PEER_STEPS_PER_UPDATE = 8 * PEER_ROLLOUT_STEPS
+PEER_EVAL_EPISODES = 512
 
 
 def peer_train_raw(logged: list[float]) -> list[float]:
@@ -92,88 +120,248 @@ def peer_train_raw(logged: list[float]) -> list[float]:
 PEER_RUNNER = r"""
 import importlib.util, json, sys, time, types
 
-script, config_path, total_steps, num_seeds, test = sys.argv[1:6]
+script, config_path, total_steps, num_seeds, seed, test, eval_episodes = sys.argv[1:8]
 logged = []
 module = types.ModuleType("wandb")
 module.init = lambda *a, **k: None
+progress = {"next": 0.0}
 def _log(metrics, *args, **kwargs):  # WANDB_LOG_ALL_SEEDS adds "rng<seed>/<key>" copies
     row = {k: float(v) for k, v in metrics.items() if "/" not in k}
     row["seed"] = next(k.split("/")[0] for k in metrics if k.startswith("rng"))
     logged.append(row)
+    if row["update_steps"] >= progress["next"]:
+        print(f"update {int(row['update_steps'])} t={time.perf_counter() - T0:.0f}s "
+              f"cpu={time.process_time() - C0:.0f}s", file=sys.stderr, flush=True)
+        progress["next"] = row["update_steps"] + max(1, NUM_UPDATES // 20)
 module.log = _log
 sys.modules["wandb"] = module
 
-import jax, numpy as np, yaml
+import jax, jax.numpy as jnp, numpy as np, yaml
 
 spec = importlib.util.spec_from_file_location("peer_script", script)
 peer = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(peer)
+from jaxmarl.wrappers.baselines import CTRolloutManager
 
 config = yaml.safe_load(open(config_path))
 config = {k: (float(v) if isinstance(v, str) and k != "ENV_NAME" else v)
           for k, v in config.items()}
 # WANDB_MODE is not "disabled" so the script's per-update jax.debug.callback runs and reaches
 # the stub above: that is how the script reports its metrics (train returns none).
-config.update(SEED=0, NUM_SEEDS=int(num_seeds), WANDB_MODE="online", WANDB_LOG_ALL_SEEDS=True,
-              TOTAL_TIMESTEPS=int(total_steps), TEST_DURING_TRAINING=test == "1")
+config.update(SEED=int(seed), NUM_SEEDS=int(num_seeds), WANDB_MODE="online",
+              WANDB_LOG_ALL_SEEDS=True, TOTAL_TIMESTEPS=int(total_steps),
+              TEST_DURING_TRAINING=test == "1")
 for key in ("NUM_ENVS", "NUM_STEPS", "BUFFER_SIZE", "BUFFER_BATCH_SIZE", "HIDDEN_SIZE",
             "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "TEST_NUM_STEPS", "TEST_NUM_ENVS",
             "MIXER_EMBEDDING_DIM", "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS"):
     config[key] = int(config[key])
 env, _ = peer.env_from_config(dict(config))
 train = peer.make_train(config, env)
+NUM_UPDATES = config["NUM_UPDATES"]
 rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), config["NUM_SEEDS"])
 fn = jax.jit(jax.vmap(train))
-t0 = time.perf_counter(); compiled = fn.lower(rngs).compile(); compile_s = time.perf_counter() - t0
-t0 = time.perf_counter(); out = jax.block_until_ready(compiled(rngs)); jax.effects_barrier()
-train_s = time.perf_counter() - t0
-num_updates = config["NUM_UPDATES"]
-seeds = sorted({row["seed"] for row in logged})  # the script logs rng[0] of each seed
+T0, C0 = time.perf_counter(), time.process_time()
+compiled = fn.lower(rngs).compile()
+compile_s, compile_cpu_s = time.perf_counter() - T0, time.process_time() - C0
+print(f"compiled in {compile_s:.0f}s", file=sys.stderr, flush=True)
+T0, C0 = time.perf_counter(), time.process_time()
+out = jax.block_until_ready(compiled(rngs)); jax.effects_barrier()
+train_s, train_cpu_s = time.perf_counter() - T0, time.process_time() - C0
+
+
+def greedy_return(params, key):
+    # The runner's own greedy evaluation of final parameters: one episode in each of
+    # eval_episodes envs, greedy over valid actions, mean returned_episode_returns (x3 scale).
+    n = int(eval_episodes)
+    params = params["agent"] if "agent" in params else params  # qmix: {"agent", "mixer"}
+    test_env = CTRolloutManager(env, batch_size=n)
+    net = peer.RNNQNetwork(action_dim=test_env.max_action_space,
+                           hidden_dim=config["HIDDEN_SIZE"])
+    key, reset_key = jax.random.split(key)
+    obs, state = test_env.batch_reset(reset_key)
+    dones = {a: jnp.zeros((n,), dtype=bool) for a in env.agents + ["__all__"]}
+    hidden = peer.ScannedRNN.initialize_carry(config["HIDDEN_SIZE"], len(env.agents), n)
+    stack = lambda d: jnp.stack([d[a] for a in env.agents])
+
+    def step(carry, step_key):
+        obs, dones, state, hidden = carry
+        hidden, q = jax.vmap(net.apply, in_axes=(None, 0, 0, 0))(
+            params, hidden, stack(obs)[:, None], stack(dones)[:, None])
+        valid = stack(test_env.get_valid_actions(state.env_state))
+        act = jnp.argmax(q[:, 0] - (1 - valid) * 1e10, axis=-1)
+        obs, state, _, dones, infos = test_env.batch_step(
+            step_key, state, {a: act[i] for i, a in enumerate(env.agents)})
+        return (obs, dones, state, hidden), infos
+
+    _, infos = jax.lax.scan(step, (obs, dones, state, hidden),
+                            jax.random.split(key, config["TEST_NUM_STEPS"]))
+    done = infos["returned_episode"]
+    return jnp.nanmean(jnp.where(done, infos["returned_episode_returns"], jnp.nan))
+
+
+eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 12345))(rngs)
+try:
+    greedy_eval = np.asarray(
+        jax.jit(jax.vmap(greedy_return))(out["runner_state"][0].params, eval_keys)).tolist()
+except Exception as error:  # keep the training result if the evaluation fails
+    print(f"greedy evaluation failed: {error!r}", file=sys.stderr, flush=True)
+    greedy_eval = []
+# the script labels each seed's rows "rng<key[0]>": list them in vmap order (as the evaluation)
+seeds = [f"rng{int(k[0])}" for k in np.asarray(rngs)]
+assert set(seeds) == {row["seed"] for row in logged}, "seed labels do not match the keys"
 def per_seed(name):
     rows = {s: sorted((r for r in logged if r["seed"] == s), key=lambda r: r["update_steps"])
             for s in seeds}
-    return np.asarray([[r[name] for r in rows[s]] for s in seeds])
-result = {"num_updates": num_updates, "seeds": config["NUM_SEEDS"], "compile_s": compile_s,
-          "train_s": train_s, "jax": jax.__version__,
-          "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"]}
+    names = [k for k in logged[0] if k == name or k.startswith(name + "_agent")]
+    name = name if name in names else names  # iql logs test metrics per agent only
+    value = (lambda r: r[name]) if isinstance(name, str) else (
+        lambda r: float(np.mean([r[k] for k in name])))
+    return np.asarray([[value(r) for r in rows[s]] for s in seeds])
+result = {"num_updates": NUM_UPDATES, "seeds": config["NUM_SEEDS"], "seed": config["SEED"],
+          "compile_s": compile_s, "compile_cpu_s": compile_cpu_s,
+          "train_s": train_s, "train_cpu_s": train_cpu_s, "jax": jax.__version__,
+          "env_steps_per_seed": NUM_UPDATES * config["NUM_ENVS"] * config["NUM_STEPS"],
+          "eval_greedy_logged": greedy_eval}
 curve = per_seed("returned_episode_returns")  # [seeds, updates], x3 scale
-tail = max(1, num_updates // 20)
+tail = max(1, NUM_UPDATES // 20)
 result["train_logged"] = curve[:, -tail:].mean(axis=1).tolist()
-result["logged_curve"] = curve[:, :: max(1, num_updates // 200)].tolist()
+stride = max(1, NUM_UPDATES // 200)
+result["logged_curve"] = curve[:, ::stride].tolist()
+result["curve_updates"] = list(range(1, NUM_UPDATES + 1))[::stride]
 if config["TEST_DURING_TRAINING"]:
     result["greedy_logged"] = per_seed("test_returned_episode_returns")[:, -1].tolist()
 print("RESULT " + json.dumps(result))
 """
 
+OURS_RUNNER = r"""
+import json, sys, time
+import jaxmarl.training.loop as loop
 
-def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, separate: bool) -> dict:
-    """Our command line; ``separate`` trains the seeds one process each (``run.seed=s``)
-    instead of ``vmap``ped in one program (see the hang noted in the results file)."""
-    if not separate:
-        return _run_ours(alg, steps, seeds, out_dir, f"ours_{alg}", [])
-    runs = [
-        _run_ours(alg, steps, 1, out_dir, f"ours_{alg}_seed{s}", [f"run.seed={s}"])
-        for s in range(seeds)
+class _Clock:
+    # loop.py times compile and each chunk with time.perf_counter(); record process CPU
+    # time at the same points.
+    def __init__(self):
+        self.marks = []
+    def perf_counter(self):
+        now = time.perf_counter()
+        self.marks.append((now, time.process_time()))
+        return now
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+clock = _Clock()
+loop.time = clock
+from jaxmarl.train import main
+rc = main(sys.argv[1:])
+pairs = list(zip(clock.marks[0::2], clock.marks[1::2]))
+cpu = [b[1] - a[1] for a, b in pairs]
+wall = [b[0] - a[0] for a, b in pairs]
+print("CPU " + json.dumps({"marks": len(clock.marks), "compile_s": wall[0],
+      "compile_cpu_s": cpu[0], "train_s": sum(wall[1:]), "train_cpu_s": sum(cpu[1:])}))
+sys.exit(rc)
+"""
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """utime + stime of a live process (all its threads), in seconds."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_watched(cmd: list[str], cwd, stall_s: float, log: Path) -> dict:
+    """Run ``cmd``; kill it if its CPU time stops advancing for ``stall_s`` seconds.
+
+    Returns wall seconds, the child's user+sys CPU seconds (``RUSAGE_CHILDREN`` delta),
+    stdout, stderr, the return code and whether it was killed as stalled.
+    """
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(log, "w") as out, open(log.with_suffix(".err"), "w") as err:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+        last_cpu, last_progress, stalled = 0.0, time.perf_counter(), False
+        while proc.poll() is None:
+            time.sleep(5)
+            cpu = _proc_cpu_s(proc.pid)
+            if cpu > last_cpu + 1.0:
+                last_cpu, last_progress = cpu, time.perf_counter()
+            elif time.perf_counter() - last_progress > stall_s:
+                stalled = True
+                print(
+                    f"  stalled ({cpu:.0f} CPU-s, no progress for {stall_s:.0f} s): killing",
+                    flush=True,
+                )
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                break
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "returncode": proc.returncode,
+        "stalled": stalled,
+        "wall_s": wall,
+        "process_cpu_s": cpu,
+        "stdout": log.read_text(),
+        "stderr": log.with_suffix(".err").read_text(),
+    }
+
+
+def _merge_separate(runs: list[dict], seeds: int) -> dict:
+    """Seeds run one process each -> one row: times and CPU summed, returns concatenated."""
+    merged = dict(runs[0], seeds=seeds, mode=f"{seeds} separate processes")
+    for key in ("train_s", "train_cpu_s", "wall_s", "process_cpu_s"):
+        merged[key] = sum(r[key] for r in runs)
+    for key in ("compile_s", "compile_cpu_s"):
+        merged[key] = sum(r[key] for r in runs) / len(runs)
+    for key in (
+        "train_raw",
+        "greedy_raw",
+        "train_logged",
+        "logged_curve",
+        "eval_greedy_logged",
+        "curve",
+    ):
+        if key in runs[0]:
+            merged[key] = [v for r in runs for v in r[key]]
+    merged["load_before"], merged["load_after"] = runs[0]["load_before"], runs[-1]["load_after"]
+    merged["per_process"] = [
+        {k: r[k] for k in ("train_s", "train_cpu_s", "compile_s", "wall_s") if k in r} for r in runs
     ]
-    merged = dict(runs[0], seeds=seeds, separate_processes=True)
-    train_s = sum(r["env_steps_per_seed"] / r["steps_per_s"] for r in runs)
-    merged["steps_per_s"] = runs[0]["env_steps_per_seed"] * seeds / train_s
-    merged["compile_s"] = sum(r["compile_s"] for r in runs) / seeds
-    merged["wall_s"] = sum(r["wall_s"] for r in runs)
-    merged["load_after"] = runs[-1]["load_after"]
-    for key in ("train_raw", "greedy_raw"):
-        merged[key] = [v for r in runs for v in r[key]]
-    merged["per_seed_steps_per_s"] = [r["steps_per_s"] for r in runs]
     return merged
 
 
-def _run_ours(alg: str, steps: int, seeds: int, out_dir: Path, name: str, extra: list) -> dict:
+def _rates(r: dict) -> dict:
+    steps = r["env_steps_per_seed"] * r["seeds"]
+    r["steps_per_s"] = steps / r["train_s"]
+    r["steps_per_cpu_s"] = steps / r["train_cpu_s"]
+    return r
+
+
+def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, separate: bool, stall_s) -> dict:
+    """Our command line, seeds vmapped in one program (``separate``: one process per seed)."""
+    if not separate:
+        r = _run_ours(alg, steps, seeds, out_dir, f"ours_{alg}", [], stall_s)
+        if r is not None:
+            return _rates(dict(r, mode="vmapped, 1 process"))
+        print("  ours: vmapped run stalled; running the seeds as separate processes", flush=True)
+    runs = []
+    for s in range(seeds):
+        r = _run_ours(alg, steps, 1, out_dir, f"ours_{alg}_seed{s}", [f"run.seed={s}"], stall_s)
+        if r is None:
+            raise RuntimeError(f"ours {alg} seed {s} stalled in a single-seed process")
+        runs.append(r)
+    merged = _rates(_merge_separate(runs, seeds))
+    merged["fell_back_from_vmapped"] = not separate
+    return merged
+
+
+def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
     updates = steps // OUR_STEPS_PER_UPDATE
     chunk = max(d for d in range(1, 501) if updates % d == 0)
-    cmd = [
-        sys.executable,
-        "-m",
-        "jaxmarl.train",
+    args = [
         f"alg={alg}",
         "env=MPE_simple_spread_v3",
         f"run.num_seeds={seeds}",
@@ -187,17 +375,22 @@ def _run_ours(alg: str, steps: int, seeds: int, out_dir: Path, name: str, extra:
         "--no-progress",
     ]
     load_before = machine_load()
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode:
-        raise RuntimeError(f"ours failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Path(tmp) / "ours_runner.py"
+        runner.write_text(OURS_RUNNER)
+        cmd = [sys.executable, str(runner), *args]
+        proc = run_watched(cmd, REPO, stall_s, out_dir / f"{name}.log")
+    if proc["stalled"]:
+        return None
+    if proc["returncode"]:
+        raise RuntimeError(f"ours failed:\n{proc['stdout'][-3000:]}\n{proc['stderr'][-3000:]}")
+    timing = json.loads(
+        next(x for x in proc["stdout"].splitlines() if x.startswith("CPU "))[len("CPU ") :]
+    )
+    num_chunks = updates // chunk
+    if timing["marks"] != 2 + 2 * num_chunks:
+        raise RuntimeError(f"unexpected timing marks {timing['marks']} for {num_chunks} chunks")
     run_dir = out_dir / name
-    summary = {}
-    for line in (run_dir / "summary.md").read_text().splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 2:
-            summary[cells[0]] = cells[1]
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     tail_from = updates - max(1, updates // 20)
     train = [
@@ -206,44 +399,77 @@ def _run_ours(alg: str, steps: int, seeds: int, out_dir: Path, name: str, extra:
         )[0]
         for s in range(seeds)
     ]
+    stride = max(1, updates // 200)
+    curve = [
+        [r["episode_return"] for r in rows if r["seed"] == s][stride - 1 :: stride]
+        for s in range(seeds)
+    ]
     evals = [json.loads(x) for x in (run_dir / "eval.jsonl").read_text().splitlines() if x]
     last_eval = max(r["update"] for r in evals)
     return {
         "side": "ours",
-        "cmd": " ".join(cmd[1:]),
+        "cmd": "python -m jaxmarl.train " + " ".join(args),
         "env_steps_per_seed": updates * OUR_STEPS_PER_UPDATE,
         "seeds": seeds,
-        "compile_s": float(summary["compile (s)"]),
-        "steps_per_s": float(summary["training env steps/s (all seeds)"].replace(",", "")),
+        **{k: timing[k] for k in ("compile_s", "compile_cpu_s", "train_s", "train_cpu_s")},
         "train_raw": train,
         "greedy_raw": [r["eval_episode_return"] for r in evals if r["update"] == last_eval],
-        "wall_s": wall,
+        "curve": curve,
+        "curve_env_steps": [u * OUR_STEPS_PER_UPDATE for u in range(stride, updates + 1, stride)],
+        "wall_s": proc["wall_s"],
+        "process_cpu_s": proc["process_cpu_s"],
         "load_before": load_before,
         "load_after": machine_load(),
     }
 
 
-def run_peer(alg: str, steps: int, seeds: int, test: bool, python: str, scripts: Path) -> dict:
+def run_peer(alg, steps, seeds, test, python, scripts, out_dir, separate, stall_s) -> dict:
+    side = "jaxmarl" if test else "jaxmarl_notest"
+    if not separate:
+        log = out_dir / f"{side}_{alg}"
+        r = _run_peer(alg, steps, seeds, 0, test, python, scripts, log, stall_s)
+        if r is not None:
+            return _rates(dict(r, mode="vmapped, 1 process"))
+        print("  peer: vmapped run stalled; running the seeds as separate processes", flush=True)
+    runs = []
+    for s in range(seeds):
+        log = out_dir / f"{side}_{alg}_seed{s}"
+        r = _run_peer(alg, steps, 1, s, test, python, scripts, log, stall_s)
+        if r is None:
+            raise RuntimeError(f"peer {alg} seed {s} stalled in a single-seed process")
+        runs.append(r)
+    merged = _rates(_merge_separate(runs, seeds))
+    merged["fell_back_from_vmapped"] = not separate
+    return merged
+
+
+def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
+    side = "jaxmarl" if test else "jaxmarl_notest"
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "peer_runner.py"
         runner.write_text(PEER_RUNNER)
         script = scripts / "QLearning" / PEER_SCRIPT[alg]
         cmd = [python, "-I", str(runner), str(script), str(scripts / PEER_CONFIG)]
-        cmd += [str(steps), str(seeds), "1" if test else "0"]
+        cmd += [str(steps), str(seeds), str(seed), "1" if test else "0", str(PEER_EVAL_EPISODES)]
         load_before = machine_load()
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-    if proc.returncode:
-        raise RuntimeError(f"peer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        proc = run_watched(cmd, tmp, stall_s, log.with_suffix(".log"))
+    if proc["stalled"]:
+        return None
+    if proc["returncode"]:
+        raise RuntimeError(f"peer failed:\n{proc['stdout'][-3000:]}\n{proc['stderr'][-3000:]}")
+    line = next(x for x in proc["stdout"].splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
     result.update(
-        side="jaxmarl" if test else "jaxmarl_notest",
-        steps_per_s=result["env_steps_per_seed"] * result["seeds"] / result["train_s"],
+        side=side,
+        cmd=(
+            f"{python} -I <PEER_RUNNER> {script} {scripts / PEER_CONFIG} "
+            f"TOTAL_TIMESTEPS={steps} NUM_SEEDS={seeds} SEED={seed} "
+            f"TEST_DURING_TRAINING={bool(test)}"
+        ),
         train_raw=peer_train_raw(result["train_logged"]),
-        greedy_raw=[v / NUM_AGENTS for v in result.get("greedy_logged", [])],
-        wall_s=wall,
+        greedy_raw=[v / NUM_AGENTS for v in result["eval_greedy_logged"]],
+        wall_s=proc["wall_s"],
+        process_cpu_s=proc["process_cpu_s"],
         load_before=load_before,
         load_after=machine_load(),
     )
@@ -257,42 +483,79 @@ LABELS = {
 }
 
 
+def _load(text: str) -> str:
+    return " ".join(x.strip("[]' ") for x in text.split(","))
+
+
 def table(results: dict) -> str:
     out = []
     for alg, sides in results.items():
         out.append(f"### {alg.upper()}-RNN on MPE_simple_spread_v3\n")
         out.append(
-            "| | env steps / seed | seeds | greedy return, per agent raw | train return (last 5%),"
-            " per agent raw | greedy, x3 (JaxMARL scale) | training env steps/s (all seeds) "
-            "| compile s | wall s | load before/after |"
+            "| | mode | env steps / seed | seeds | greedy return, per agent raw "
+            "| train return (last 5%), per agent raw | greedy, x3 (JaxMARL scale) "
+            "| **env steps / CPU-s** (training) | env steps / wall-s (training) "
+            "| training CPU s / wall s | compile wall s (CPU s) | process CPU s / wall s "
+            "| load before / after |"
         )
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for key in ("ours", "jaxmarl", "jaxmarl_notest"):
             r = sides.get(key)
             if not r:
                 continue
-            greedy = "—"
-            greedy3 = "—"
-            if r.get("greedy_raw"):
-                m, s = _mean_std(r["greedy_raw"])
-                greedy, greedy3 = f"{m:.2f} ± {s:.2f}", f"{m * NUM_AGENTS:.1f}"
-            train = peer_train_raw(r["train_logged"]) if key != "ours" else r["train_raw"]
-            tm, ts = _mean_std(train)
+            m, s = _mean_std(r["greedy_raw"]) if r["greedy_raw"] else (float("nan"),) * 2
+            tm, ts = _mean_std(r["train_raw"])
             out.append(
-                f"| {LABELS[key]} | {r['env_steps_per_seed']:,} | {r['seeds']} | {greedy} "
-                f"| {tm:.2f} ± {ts:.2f} | {greedy3} | {r['steps_per_s']:,.0f} "
-                f"| {r['compile_s']:.1f} | {r['wall_s']:.0f} "
-                f"| {r['load_before']} / {r['load_after']} |"
+                f"| {LABELS[key]} | {r['mode']} | {r['env_steps_per_seed']:,} | {r['seeds']} "
+                f"| {m:.2f} ± {s:.2f} | {tm:.2f} ± {ts:.2f} | {m * NUM_AGENTS:.1f} "
+                f"| **{r['steps_per_cpu_s']:,.0f}** | {r['steps_per_s']:,.0f} "
+                f"| {r['train_cpu_s']:,.0f} / {r['train_s']:,.0f} "
+                f"| {r['compile_s']:.0f} ({r['compile_cpu_s']:.0f}) "
+                f"| {r['process_cpu_s']:,.0f} / {r['wall_s']:,.0f} "
+                f"| {_load(r['load_before'])} / {_load(r['load_after'])} |"
             )
         ours = sides.get("ours")
         for key in ("jaxmarl", "jaxmarl_notest"):
             if ours and sides.get(key):
+                peer = sides[key]
                 out.append(
                     f"\nThroughput ours / {LABELS[key]}: "
-                    f"**{ours['steps_per_s'] / sides[key]['steps_per_s']:.2f}x**"
+                    f"**{ours['steps_per_cpu_s'] / peer['steps_per_cpu_s']:.2f}x per CPU-second**"
+                    f", {ours['steps_per_s'] / peer['steps_per_s']:.2f}x per wall-second"
                 )
         out.append("")
     return "\n".join(out) + "\n"
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    algs = list(results)
+    fig, axes = plt.subplots(1, len(algs), figsize=(5 * len(algs), 3.6), squeeze=False)
+    for ax, alg in zip(axes[0], algs):
+        for key, colour in (("ours", "C0"), ("jaxmarl_notest", "C1"), ("jaxmarl", "C2")):
+            r = results[alg].get(key)
+            if not r:
+                continue
+            if key == "ours":
+                xs, curves = r["curve_env_steps"], r["curve"]
+            else:
+                xs = [u * PEER_STEPS_PER_UPDATE for u in r["curve_updates"]]
+                curves = [peer_train_raw(c) for c in r["logged_curve"]]
+            for i, c in enumerate(curves):
+                n = min(len(xs), len(c))
+                label = LABELS[key] if i == 0 else None
+                ax.plot(xs[:n], c[:n], color=colour, alpha=0.6, lw=0.8, label=label)
+        ax.set_title(f"{alg.upper()}-RNN, MPE simple_spread (train, eps-greedy)")
+        ax.set_xlabel("env steps per seed")
+        ax.set_ylabel("episode return per agent (raw)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def main(argv=None) -> int:
@@ -300,16 +563,15 @@ def main(argv=None) -> int:
     parser.add_argument("--algs", default="qmix")
     parser.add_argument("--steps", type=int, default=2_000_000)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--sides", default="ours,jaxmarl,jaxmarl_notest")
+    parser.add_argument("--sides", default="ours,jaxmarl_notest")
     parser.add_argument("--peer-python", default="/tmp/peer/bin/python")
     parser.add_argument("--peer-scripts", type=Path, default=Path("/tmp/peer_scripts"))
     parser.add_argument("--out-dir", type=Path, default=REPO / "runs" / "q_learning_vs_jaxmarl")
     parser.add_argument("--report-only", action="store_true")
-    parser.add_argument(
-        "--ours-vmapped",
-        action="store_true",
-        help="train our seeds vmapped in one process (default: one process per seed)",
-    )
+    parser.add_argument("--plot", type=Path, help="write the training curves to this PNG")
+    parser.add_argument("--stall-s", type=float, default=180.0)
+    parser.add_argument("--ours-separate", action="store_true", help="one process per seed")
+    parser.add_argument("--peer-separate", action="store_true", help="one process per seed")
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
@@ -323,7 +585,9 @@ def main(argv=None) -> int:
                     flush=True,
                 )
                 if side == "ours":
-                    r = run_ours(alg, args.steps, args.seeds, args.out_dir, not args.ours_vmapped)
+                    r = run_ours(
+                        alg, args.steps, args.seeds, args.out_dir, args.ours_separate, args.stall_s
+                    )
                 else:
                     r = run_peer(
                         alg,
@@ -332,11 +596,21 @@ def main(argv=None) -> int:
                         side == "jaxmarl",
                         args.peer_python,
                         args.peer_scripts,
+                        args.out_dir,
+                        args.peer_separate,
+                        args.stall_s,
                     )
                 r["finished_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
                 results.setdefault(alg, {})[side] = r
                 store.write_text(json.dumps(results, indent=1))
-                print(f"  -> {r['steps_per_s']:,.0f} env steps/s", flush=True)
+                print(
+                    f"  -> {r['mode']}: {r['steps_per_cpu_s']:,.0f} env steps/CPU-s, "
+                    f"{r['steps_per_s']:,.0f} env steps/s wall, process {r['process_cpu_s']:,.0f} "
+                    f"CPU-s / {r['wall_s']:,.0f} wall-s",
+                    flush=True,
+                )
+    if args.plot:
+        plot(results, args.plot)
     text = table(results) + f"\n{platform.platform()}, {os.cpu_count()} CPUs\n"
     print(text)
     return 0
