@@ -1,0 +1,403 @@
+"""SMAX MAPPO-RNN win rates: ours (``preset=HeuristicEnemySMAX_<scenario>``) vs JaxMARL 0.2.0.
+
+Both sides train recurrent MAPPO against SMAX's scripted enemy (``HeuristicEnemySMAX``) with
+JaxMARL's ``mappo_homogenous_rnn_smax.yaml`` settings (128 envs x 128 steps = 16384 env steps per
+update, lr 4e-3 annealed to 0 over the run, relu 128 dense + GRU 128, centralised critic,
+4 epochs x 4 minibatches, clip 0.05, grad norm 0.25, enemy sees actions, walls kill, enemy
+attacks the closest unit) for the same env steps and seeds, one side at a time, and record the
+training win rate of every update of every seed, wall and CPU time (``time.process_time``).
+
+Ours (our venv)::
+
+    .venv/bin/python benchmarks/smax_mappo_vs_jaxmarl.py --side ours --scenario 3m \\
+        --steps 1998848 --seeds 3 --out /tmp/smax_bench/ours_3m.json [--run-dir DIR]
+
+runs ``jaxmarl.training.loop.run`` on ``make_ppo`` of the preset (what ``python -m
+jaxmarl.train alg=mappo preset=HeuristicEnemySMAX_3m run.num_seeds=3`` runs): the seeds are
+vmapped in one program (keys ``split(key(0), seeds)``), updates run in jitted chunks, greedy
+evaluation (128 envs) every ``--eval-every`` chunks and at the end. The run directory (metrics,
+``eval.jsonl``, ``learning_curve.png``, ``episode.gif``) is kept (``--run-dir``).
+
+JaxMARL 0.2.0 (its own venv, isolated so it cannot import this repository)::
+
+    cd /tmp && /tmp/peer/bin/python -I /work/main/benchmarks/smax_mappo_vs_jaxmarl.py \\
+        --side jaxmarl --scenario 3m --steps 1998848 --seeds 3 --out /tmp/smax_bench/jm_3m.json
+
+imports JaxMARL's ``baselines/MAPPO/mappo_rnn_smax.py`` with its config
+``baselines/MAPPO/config/mappo_homogenous_rnn_smax.yaml`` from ``--peer-scripts`` (default
+``/tmp/peer_scripts``; the PyPI package ships no baseline scripts: copy the two files of the
+public repository ``FLAIROx/JaxMARL`` there, outside this repository; this file embeds none of
+their code). The YAML lacks ``FC_DIM_SIZE``, ``GRU_HIDDEN_DIM`` and ``OBS_WITH_AGENT_ID`` (set
+here to 128, 128, True); PyYAML reads ``4e-3`` as a string (cast to float); ``MAP_NAME`` is the
+scenario. ``wandb`` is replaced by a stub whose ``log`` records each update's dict (the script
+calls it from an ``io_callback``, so that host callback still runs and is timed). The script
+trains one seed per ``train(key)`` call: it is compiled once and the seeds
+(``PRNGKey(0..seeds-1)``) run one after another, as its ``main`` runs one seed.
+
+Then::
+
+    .venv/bin/python benchmarks/smax_mappo_vs_jaxmarl.py compare /tmp/smax_bench/*.json \\
+        --md benchmarks/results/DATE-smax-mappo-table.md --png-prefix benchmarks/results/DATE-smax
+
+writes a Markdown table and, per scenario, a PNG of training win rate vs env steps (mean over
+seeds, min/max band; our greedy evaluations as markers).
+
+Win rate
+--------
+Both sides: per update, the fraction of the training episodes that *ended during that update's
+rollout* (128 envs x 128 steps, stochastic policy) that were won. JaxMARL's ``SMAXLogWrapper``
+counts an episode as won when an ally's reward at its last step is >= 1 (SMAX pays 1 for the
+win); ours counts ``infos["won"]`` (every enemy dead and an ally alive) at the episode's end.
+JaxMARL logs ``env_step = update_index * 16384`` (steps before the update); both sides are
+plotted at ``(update_index + 1) * 16384``, the env steps done when the rollout ends. "Final
+training win rate" is the mean of the last 5 updates, per seed. Ours also reports greedy
+(argmax) evaluation: 128 fresh envs rolled for one episode limit, win rate over the episodes
+that ended.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import json
+import math
+import os
+import platform
+import sys
+import time
+import types
+from pathlib import Path
+
+STEPS_PER_UPDATE = 128 * 128
+FINAL_WINDOW = 5
+SCENARIOS = ("3m", "2s3z")
+
+
+class _ClockSpy:
+    """Stands in for ``time`` inside our loop module: records CPU time at each wall reading.
+
+    ``loop.run`` reads ``time.perf_counter()`` just before and after compiling the chunk and
+    around every chunk call; pairing each reading with ``time.process_time()`` gives the CPU
+    seconds of the compile and of the chunks alone (not evaluation, checkpoints, GIF).
+    """
+
+    def __init__(self):
+        self.readings: list[tuple[float, float]] = []
+
+    def perf_counter(self) -> float:
+        wall = time.perf_counter()
+        self.readings.append((wall, time.process_time()))
+        return wall
+
+    def __getattr__(self, name):
+        return getattr(time, name)
+
+
+def _machine() -> dict:
+    return {
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "loadavg_start": Path("/proc/loadavg").read_text().split()[:3],
+    }
+
+
+def _final(curve: list[float]) -> float:
+    tail = [v for v in curve[-FINAL_WINDOW:] if not math.isnan(v)]
+    return sum(tail) / len(tail) if tail else float("nan")
+
+
+def run_ours(args) -> dict:
+    import jax
+
+    import jaxmarl
+    from jaxmarl.baselines.ppo import PPOConfig, make_ppo
+    from jaxmarl.config import load_config, preset_path
+    from jaxmarl.training import loop
+
+    preset = f"HeuristicEnemySMAX_{args.scenario}"
+    overrides = ["critic=centralised", f"run.total_timesteps={args.steps}"]
+    config = load_config(PPOConfig, preset_path("mappo", preset), overrides)
+    learner = make_ppo(config)
+    num_updates = learner.num_updates
+    per_chunk = math.gcd(num_updates, config.run.updates_per_chunk)
+    num_chunks = num_updates // per_chunk
+    eval_every = args.eval_every if args.eval_every else 0
+    run_dir = Path(args.run_dir or f"/tmp/smax_bench/runs/ours_{args.scenario}")
+    if run_dir.exists() and any(run_dir.iterdir()):
+        raise SystemExit(f"{run_dir} is not empty; pick another --run-dir")
+    spy = _ClockSpy()
+    loop.time = spy  # see _ClockSpy
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    result = loop.run(
+        learner,
+        run_dir,
+        seed=0,
+        num_seeds=args.seeds,
+        updates_per_chunk=per_chunk,
+        checkpoint_every=0,
+        eval_every=eval_every,
+        eval_episodes=config.run.eval_episodes,
+        show_progress=False,
+    )
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    loop.time = time
+    readings = spy.readings  # [compile start, compile end, (chunk start, chunk end) ...]
+    compile_cpu = readings[1][1] - readings[0][1]
+    chunks = readings[2:]
+    train_cpu = sum(b[1] - a[1] for a, b in zip(chunks[0::2], chunks[1::2], strict=True))
+
+    curves = {s: [] for s in range(args.seeds)}
+    returns = {s: [] for s in range(args.seeds)}
+    for row in sorted(result.history, key=lambda r: (r["update"], r["seed"])):
+        curves[row["seed"]].append(row["won"])
+        returns[row["seed"]].append(row["episode_return"])
+    evals = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]
+    last = max(e["update"] for e in evals)
+    final_eval = [e for e in sorted(evals, key=lambda e: e["seed"]) if e["update"] == last]
+    total_steps = num_updates * STEPS_PER_UPDATE
+    return {
+        "side": "ours",
+        "library": f"jaxmarl (this repo) {getattr(jaxmarl, '__version__', '')}".strip(),
+        "jax": jax.__version__,
+        "scenario": args.scenario,
+        "preset": preset,
+        "config_overrides": overrides,
+        "seeds": args.seeds,
+        "seed_keys": f"split(key(0), {args.seeds}), vmapped in one program",
+        "num_updates": num_updates,
+        "env_steps_per_seed": total_steps,
+        "updates_per_chunk": per_chunk,
+        "num_chunks": num_chunks,
+        "eval_every_chunks": eval_every,
+        "env_steps": [(u + 1) * STEPS_PER_UPDATE for u in range(num_updates)],
+        "win_rate": [curves[s] for s in range(args.seeds)],
+        "episode_return": [returns[s] for s in range(args.seeds)],
+        "final_win_rate": [_final(curves[s]) for s in range(args.seeds)],
+        "eval": evals,
+        "final_eval_win_rate": [e["eval_won"] for e in final_eval],
+        "final_eval_return": [e["eval_episode_return"] for e in final_eval],
+        "compile_s": result.compile_s,
+        "compile_cpu_s": compile_cpu,
+        "train_wall_s": result.train_s,
+        "train_cpu_s": train_cpu,
+        "total_wall_s": wall,
+        "total_cpu_s": cpu,
+        "env_steps_per_s_wall": total_steps * args.seeds / result.train_s,
+        "env_steps_per_cpu_s": total_steps * args.seeds / train_cpu,
+        "run_dir": str(run_dir),
+    }
+
+
+def run_jaxmarl(args) -> dict:
+    logged: list[dict] = []
+
+    def log(metric, *unused, **unused_kw):
+        logged.append({k: float(v) for k, v in metric.items()})
+
+    sys.modules["wandb"] = types.SimpleNamespace(log=log, init=lambda *a, **k: None)
+    import jax
+    import yaml
+
+    import jaxmarl
+
+    scripts = Path(args.peer_scripts) / "MAPPO"
+    spec = importlib.util.spec_from_file_location(
+        "jaxmarl_mappo_rnn_smax", scripts / "mappo_rnn_smax.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with open(scripts / "config" / "mappo_homogenous_rnn_smax.yaml") as f:
+        config = yaml.safe_load(f)
+    config.update(
+        {
+            "LR": float(config["LR"]),  # PyYAML reads "4e-3" as a string
+            "TOTAL_TIMESTEPS": args.steps,
+            "ENV_NAME": "HeuristicEnemySMAX",
+            "MAP_NAME": args.scenario,
+            "FC_DIM_SIZE": 128,
+            "GRU_HIDDEN_DIM": 128,
+            "OBS_WITH_AGENT_ID": True,
+            "WANDB_MODE": "disabled",
+        }
+    )
+    train = module.make_train(config)
+    num_updates = config["NUM_UPDATES"]
+    keys = [jax.random.PRNGKey(seed) for seed in range(args.seeds)]
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    compiled = jax.jit(train).lower(keys[0]).compile()
+    compile_s, compile_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    curves, returns, raw_steps, walls, cpus = [], [], [], [], []
+    for key in keys:
+        logged.clear()
+        wall, cpu = time.perf_counter(), time.process_time()
+        jax.block_until_ready(compiled(key))
+        jax.effects_barrier()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+        rows = sorted(logged, key=lambda m: m["env_step"])
+        if len(rows) != num_updates:
+            raise RuntimeError(f"expected {num_updates} logged updates, got {len(rows)}")
+        curves.append([m["win_rate"] for m in rows])
+        returns.append([m["returns"] for m in rows])
+        raw_steps.append([m["env_step"] for m in rows])
+        print(
+            f"seed {len(curves) - 1}: final win rate {_final(curves[-1]):.3f}, {walls[-1]:.0f} s",
+            flush=True,
+        )
+    total_steps = num_updates * STEPS_PER_UPDATE
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return {
+        "side": "jaxmarl",
+        "library": f"jaxmarl {getattr(jaxmarl, '__version__', '0.2.0')} (PyPI) + "
+        "baselines/MAPPO/mappo_rnn_smax.py",
+        "jax": jax.__version__,
+        "scenario": args.scenario,
+        "config": {k: v for k, v in config.items() if not callable(v)},
+        "seeds": args.seeds,
+        "seed_keys": f"PRNGKey(0..{args.seeds - 1}), one after another",
+        "num_updates": num_updates,
+        "env_steps_per_seed": total_steps,
+        "env_steps": [(u + 1) * STEPS_PER_UPDATE for u in range(num_updates)],
+        "logged_env_step": raw_steps[0],
+        "win_rate": curves,
+        "episode_return": returns,
+        "final_win_rate": [_final(c) for c in curves],
+        "compile_s": compile_s,
+        "compile_cpu_s": compile_cpu,
+        "train_wall_s": sum(walls),
+        "train_cpu_s": sum(cpus),
+        "train_wall_s_per_seed": walls,
+        "train_cpu_s_per_seed": cpus,
+        "total_wall_s": wall,
+        "total_cpu_s": cpu,
+        "env_steps_per_s_wall": total_steps * args.seeds / sum(walls),
+        "env_steps_per_cpu_s": total_steps * args.seeds / sum(cpus),
+    }
+
+
+def _stats(values) -> str:
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return "n/a"
+    mean = sum(values) / len(values)
+    return f"{mean:.2f} [{min(values):.2f}, {max(values):.2f}]"
+
+
+def _plot(results: list[dict], scenario: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, (ax, ax_ret) = plt.subplots(1, 2, figsize=(12, 4.4))
+    colours = {"ours": "tab:blue", "jaxmarl": "tab:orange"}
+    for res in results:
+        steps = np.asarray(res["env_steps"])
+        label = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
+        label = f"{label}, {res['seeds']} seeds"
+        colour = colours[res["side"]]
+        for axis, key in ((ax, "win_rate"), (ax_ret, "episode_return")):
+            curves = np.asarray(res[key], dtype=float)
+            axis.plot(steps, np.nanmean(curves, 0), color=colour, label=f"{label} (train)")
+            low, high = np.nanmin(curves, 0), np.nanmax(curves, 0)
+            axis.fill_between(steps, low, high, color=colour, alpha=0.2)
+        if res.get("eval"):
+            by_step: dict[int, list[float]] = {}
+            for e in res["eval"]:
+                by_step.setdefault(e["env_steps"], []).append(e["eval_won"])
+            xs = sorted(by_step)
+            ys = [np.mean(by_step[x]) for x in xs]
+            lo = [np.min(by_step[x]) for x in xs]
+            hi = [np.max(by_step[x]) for x in xs]
+            yerr = [np.subtract(ys, lo), np.subtract(hi, ys)]
+            ax.errorbar(
+                xs, ys, yerr=yerr, fmt="o", color="tab:green", ms=4, capsize=3,
+                label=f"{label} (greedy eval)",
+            )  # fmt: skip
+    ax.axhline(0.9, color="grey", lw=0.8, ls=":")
+    ax.set(xlabel="env steps (per seed)", ylabel="win rate", ylim=(-0.02, 1.02))
+    ax_ret.set(xlabel="env steps (per seed)", ylabel="training episode return (per agent)")
+    for axis in (ax, ax_ret):
+        axis.grid(alpha=0.3)
+        axis.legend(loc="upper left", fontsize=8)
+    fig.suptitle(f"SMAX {scenario} vs heuristic enemy, MAPPO-RNN: mean over seeds, band min/max")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def compare(args) -> None:
+    results = [json.loads(Path(p).read_text()) for p in args.jsons]
+    lines = [
+        "| scenario | side | seeds x env steps | final train win rate, mean [min, max] | "
+        "final greedy eval win rate | compile s (wall / CPU) | train s (wall / CPU) | "
+        "env steps/s (wall) | env steps per CPU s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    order = {"ours": 0, "jaxmarl": 1}
+    results.sort(key=lambda r: (SCENARIOS.index(r["scenario"]), order[r["side"]]))
+    for res in results:
+        side = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
+        per_seed = ", ".join(f"{v:.2f}" for v in res["final_win_rate"])
+        evals = res.get("final_eval_win_rate")
+        eval_cell = f"{_stats(evals)} ({', '.join(f'{v:.2f}' for v in evals)})" if evals else "-"
+        lines.append(
+            f"| {res['scenario']} | {side} | {res['seeds']} x {res['env_steps_per_seed']:,} | "
+            f"{_stats(res['final_win_rate'])} ({per_seed}) | {eval_cell} | "
+            f"{res['compile_s']:.0f} / {res['compile_cpu_s']:.0f} | "
+            f"{res['train_wall_s']:.0f} / {res['train_cpu_s']:.0f} | "
+            f"{res['env_steps_per_s_wall']:,.0f} | {res['env_steps_per_cpu_s']:,.0f} |"
+        )
+    table = "\n".join(lines) + "\n"
+    if args.md:
+        Path(args.md).write_text(table)
+    print(table)
+    if args.png_prefix:
+        for scenario in SCENARIOS:
+            group = [r for r in results if r["scenario"] == scenario]
+            if group:
+                path = Path(f"{args.png_prefix}-{scenario}-mappo-winrate.png")
+                _plot(group, scenario, path)
+                print(f"wrote {path}")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "compare":
+        parser = argparse.ArgumentParser(description="table and plots from the JSONs")
+        parser.add_argument("jsons", nargs="+")
+        parser.add_argument("--md", help="write the Markdown table here")
+        parser.add_argument("--png-prefix", help="write PREFIX-<scenario>-mappo-winrate.png")
+        compare(parser.parse_args(sys.argv[2:]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--side", choices=("ours", "jaxmarl"), required=True)
+    parser.add_argument("--scenario", choices=SCENARIOS, default="3m")
+    parser.add_argument("--steps", type=int, required=True, help="env steps per seed")
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--out", required=True, help="result JSON")
+    parser.add_argument("--run-dir", help="ours: run directory (kept)")
+    parser.add_argument("--eval-every", type=int, default=0, help="ours: eval every K chunks")
+    parser.add_argument("--peer-scripts", default="/tmp/peer_scripts")
+    args = parser.parse_args()
+    if args.steps % STEPS_PER_UPDATE:
+        raise SystemExit(f"--steps must be a multiple of {STEPS_PER_UPDATE}")
+    machine = _machine()
+    result = run_ours(args) if args.side == "ours" else run_jaxmarl(args)
+    result["machine"] = machine
+    result["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
+    result["command"] = " ".join([sys.executable, *sys.argv])
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    print(
+        f"{args.side} {args.scenario}: final train win rate {_stats(result['final_win_rate'])}, "
+        f"compile {result['compile_s']:.0f} s, train {result['train_wall_s']:.0f} s wall / "
+        f"{result['train_cpu_s']:.0f} s CPU -> {args.out}"
+    )
+
+
+if __name__ == "__main__":
+    main()
