@@ -108,23 +108,42 @@ def greedy_episodes(
     return episode_metrics(trajectory)
 
 
-def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> Any:
-    """States ``[max_steps + 1, ...]`` of one greedy episode in one env (for GIFs)."""
+def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> tuple[Any, jax.Array]:
+    """One greedy episode in one env, for GIFs.
+
+    Returns:
+        ``(states, num_frames)``: states ``[max_steps + 1, ...]`` from the reset on; once the
+        episode ends (win, loss or time limit) its final state is repeated, and ``num_frames``
+        (int32) counts the frames up to and including that final state.
+    """
     env = learner.env.unwrapped
     reset_key, key = jax.random.split(key)
     obs, state = env.reset(reset_key)
     add_batch = lambda tree: jax.tree.map(lambda x: x[None], tree)
 
     def step(carry, step_key):
-        state, obs, policy_carry, first = carry
+        state, obs, policy_carry, first, ended = carry
         inputs = step_inputs(
             env, learner.batch, add_batch(obs), add_batch(state), first, learner.uses_world_state
         )
         policy_carry, action = learner.greedy_policy(params, policy_carry, inputs)
         actions = jax.tree.map(lambda x: x[0], learner.batch.env_actions(action))
-        obs, state, *_ = env.step_env(step_key, state, actions)
-        return (state, obs, policy_carry, jnp.zeros_like(first)), state
+        next_obs, next_state, _, dones, _ = env.step_env(step_key, state, actions)
+        # step_env does not reset: after the end, keep showing the final state.
+        keep = lambda new, old: jnp.where(ended, old, new)
+        state = jax.tree.map(keep, next_state, state)
+        obs = jax.tree.map(keep, next_obs, obs)
+        frame = jnp.where(ended, 0, 1)
+        ended = ended | dones["__all__"]
+        return (state, obs, policy_carry, jnp.zeros_like(first), ended), (state, frame)
 
-    carry = (state, obs, learner.initial_carry(1), jnp.ones((1,), dtype=jnp.bool_))
-    _, states = jax.lax.scan(step, carry, jax.random.split(key, env.max_steps))
-    return jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
+    carry = (
+        state,
+        obs,
+        learner.initial_carry(1),
+        jnp.ones((1,), dtype=jnp.bool_),
+        jnp.bool_(False),
+    )
+    _, (states, frames) = jax.lax.scan(step, carry, jax.random.split(key, env.max_steps))
+    states = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
+    return states, 1 + jnp.sum(frames, dtype=jnp.int32)

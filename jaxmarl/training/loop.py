@@ -240,5 +240,7 @@ def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
 
 def _write_gif(learner: Learner, state: Any, key: jax.Array, path: Path) -> None:
     params = jax.tree.map(lambda x: x[0], state.params)
-    states = jax.jit(lambda p, k: record_greedy_episode(learner, p, k))(params, key)
+    states, num_frames = jax.jit(lambda p, k: record_greedy_episode(learner, p, k))(params, key)
+    frames = int(num_frames)
+    states = jax.tree.map(lambda x: x[:frames], states)
     save_episode_gif(learner.env.unwrapped, states, path)
