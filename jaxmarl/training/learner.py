@@ -66,8 +66,10 @@ def make_train_from(learner: Learner) -> Callable[[jax.Array], tuple[Any, dict]]
 def evaluate(learner: Learner, params: Any, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
     """Greedy episodes in ``num_envs`` fresh envs for one episode length (``env.max_steps``).
 
-    Returns the ``episode_metrics`` of every episode that ended (at least one per env for
-    envs with a time limit). A learner with ``evaluate_tasks`` (multi-task) evaluates each of
+    Returns the ``episode_metrics`` of the first episode of each env (every env with a time
+    limit ends one within ``max_steps``), so ``episodes == num_envs`` and short episodes are
+    not over-counted (auto-reset would let a 14-step battle count seven times in 100 steps,
+    a 100-step one once). A learner with ``evaluate_tasks`` (multi-task) evaluates each of
     its tasks that way instead: ``"<task>/<metric>"`` per task plus the means over tasks.
     """
     if learner.evaluate_tasks is not None:
@@ -94,8 +96,8 @@ def greedy_episodes(
     key: jax.Array,
     num_envs: int,
 ) -> dict[str, jax.Array]:
-    """``evaluate`` for one env and greedy policy: ``episode_metrics`` of ``num_envs`` fresh
-    envs rolled out greedily for ``env.max_steps`` steps."""
+    """``evaluate`` for one env and greedy policy: ``episode_metrics`` of the first episode
+    of each of ``num_envs`` fresh envs rolled out greedily for ``env.max_steps`` steps."""
     runner = reset_runner(env, key, num_envs, initial_carry(num_envs))
 
     def policy_fn(params, carry, inputs, _key):
@@ -105,7 +107,9 @@ def greedy_episodes(
     _, trajectory = rollout(
         env, batch, policy_fn, params, runner, env.max_steps, world_state=uses_world_state
     )
-    return episode_metrics(trajectory)
+    ended = trajectory.episode_done  # [T, B]
+    first_end = ended & (jnp.cumsum(ended, axis=0, dtype=jnp.int32) == 1)
+    return episode_metrics(trajectory.replace(episode_done=first_end))
 
 
 def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> tuple[Any, jax.Array]:

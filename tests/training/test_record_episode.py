@@ -1,4 +1,5 @@
-"""The greedy episode recorded for GIFs stops at the episode's end."""
+"""Greedy episodes: the GIF recording stops at the episode's end; evaluation counts the first
+episode of each env."""
 
 import jax
 import jax.numpy as jnp
@@ -6,7 +7,7 @@ import numpy as np
 
 from jaxmarl.baselines.ppo import PPOConfig, make_ppo
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-from jaxmarl.training.learner import record_greedy_episode
+from jaxmarl.training.learner import evaluate, record_greedy_episode
 
 
 def learner_for(env_id, **env_kwargs):
@@ -52,3 +53,14 @@ def test_episode_that_ends_early_holds_its_final_state():
             np.testing.assert_array_equal(
                 leaf[frames - 1 :], np.broadcast_to(final, leaf[frames - 1 :].shape)
             )
+
+
+def test_evaluation_counts_the_first_episode_of_each_env():
+    # 3m battles of an untrained greedy policy end in a few steps, so with auto-reset most envs
+    # finish several episodes within max_steps; only the first of each is counted.
+    learner = learner_for("HeuristicEnemySMAX", scenario="3m", walls_cause_death=True)
+    params = learner.init(jax.random.key(0)).params
+    metrics = jax.jit(lambda p, k: evaluate(learner, p, k, 8))(params, jax.random.key(1))
+    assert float(metrics["episodes"]) == 8.0
+    assert 0 < float(metrics["episode_length"]) < learner.env.unwrapped.max_steps
+    assert 0.0 <= float(metrics["won"]) <= 1.0
