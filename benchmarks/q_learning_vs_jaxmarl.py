@@ -340,22 +340,38 @@ def _rates(r: dict) -> dict:
     return r
 
 
-def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, separate: bool, stall_s) -> dict:
-    """Our command line, seeds vmapped in one program (``separate``: one process per seed)."""
+def _vmapped_or_separate(run_seeds, seeds: int, separate: bool, label: str) -> dict:
+    """``run_seeds(seed) -> result | None`` (``None``: stalled; ``seed=None``: all seeds vmapped
+    in one process). Vmapped first, unless ``separate``; on a stall, or if ``separate``, one
+    process per seed, merged."""
     if not separate:
-        r = _run_ours(alg, steps, seeds, out_dir, f"ours_{alg}", [], stall_s)
+        r = run_seeds(None)
         if r is not None:
             return _rates(dict(r, mode="vmapped, 1 process"))
-        print("  ours: vmapped run stalled; running the seeds as separate processes", flush=True)
+        print(
+            f"  {label}: vmapped run stalled; running the seeds as separate processes", flush=True
+        )
     runs = []
     for s in range(seeds):
-        r = _run_ours(alg, steps, 1, out_dir, f"ours_{alg}_seed{s}", [f"run.seed={s}"], stall_s)
+        r = run_seeds(s)
         if r is None:
-            raise RuntimeError(f"ours {alg} seed {s} stalled in a single-seed process")
+            raise RuntimeError(f"{label} seed {s} stalled in a single-seed process")
         runs.append(r)
     merged = _rates(_merge_separate(runs, seeds))
     merged["fell_back_from_vmapped"] = not separate
     return merged
+
+
+def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, separate: bool, stall_s) -> dict:
+    """Our command line, seeds vmapped in one program (``separate``: one process per seed)."""
+
+    def run_seeds(seed):
+        if seed is None:
+            return _run_ours(alg, steps, seeds, out_dir, f"ours_{alg}", [], stall_s)
+        name, extra = f"ours_{alg}_seed{seed}", [f"run.seed={seed}"]
+        return _run_ours(alg, steps, 1, out_dir, name, extra, stall_s)
+
+    return _vmapped_or_separate(run_seeds, seeds, separate, "ours")
 
 
 def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
@@ -425,22 +441,15 @@ def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
 
 def run_peer(alg, steps, seeds, test, python, scripts, out_dir, separate, stall_s) -> dict:
     side = "jaxmarl" if test else "jaxmarl_notest"
-    if not separate:
-        log = out_dir / f"{side}_{alg}"
-        r = _run_peer(alg, steps, seeds, 0, test, python, scripts, log, stall_s)
-        if r is not None:
-            return _rates(dict(r, mode="vmapped, 1 process"))
-        print("  peer: vmapped run stalled; running the seeds as separate processes", flush=True)
-    runs = []
-    for s in range(seeds):
-        log = out_dir / f"{side}_{alg}_seed{s}"
-        r = _run_peer(alg, steps, 1, s, test, python, scripts, log, stall_s)
-        if r is None:
-            raise RuntimeError(f"peer {alg} seed {s} stalled in a single-seed process")
-        runs.append(r)
-    merged = _rates(_merge_separate(runs, seeds))
-    merged["fell_back_from_vmapped"] = not separate
-    return merged
+
+    def run_seeds(seed):
+        if seed is None:
+            log = out_dir / f"{side}_{alg}"
+            return _run_peer(alg, steps, seeds, 0, test, python, scripts, log, stall_s)
+        log = out_dir / f"{side}_{alg}_seed{seed}"
+        return _run_peer(alg, steps, 1, seed, test, python, scripts, log, stall_s)
+
+    return _vmapped_or_separate(run_seeds, seeds, separate, "peer")
 
 
 def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):

@@ -180,13 +180,15 @@ def _resume_command(run_dir, special, overrides, show_progress) -> Command:
     return Command(alg, saved, run_dir, resume=True, show_progress=show_progress)
 
 
-def _env_label(config, sep: str = ", ") -> str:
-    """The env id, or for a multi-task config the env ids of its tasks (``tasks`` wins over
-    ``env``)."""
-    tasks = getattr(config, "tasks", ())
-    if tasks:
-        return sep.join(dict.fromkeys(spec.split(":", 1)[0] for spec in tasks))
-    return config.env.env_id
+def _env_label(config, sep: str = ", ", detailed: bool = False) -> str:
+    """The env id, or for a multi-task config its tasks (``tasks`` wins over ``env``): their
+    env ids joined by ``sep``, or with ``detailed`` ``K tasks (label, label, ...)``."""
+    specs = config.task_specs if getattr(config, "tasks", ()) else ()
+    if not specs:
+        return config.env.env_id
+    if detailed:
+        return f"{len(specs)} tasks ({', '.join(spec.label for spec in specs)})"
+    return sep.join(dict.fromkeys(spec.env_id for spec in specs))
 
 
 def _algorithm(alg: str) -> Algorithm:
@@ -242,8 +244,9 @@ def execute(command: Command) -> int:
         (run_dir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
     settings = config.run
     print(
-        f"{command.alg} on {_task_label(config)}: {settings.total_timesteps:,} env steps x "
-        f"{settings.num_seeds} seed(s), {learner.num_updates} updates -> {run_dir}"
+        f"{command.alg} on {_env_label(config, detailed=True)}: "
+        f"{settings.total_timesteps:,} env steps x {settings.num_seeds} seed(s), "
+        f"{learner.num_updates} updates -> {run_dir}"
     )
     result = run(
         learner,
@@ -263,14 +266,6 @@ def execute(command: Command) -> int:
     _save_decision_layers(config, result)
     _summarise(command, result, learner)
     return 0
-
-
-def _task_label(config) -> str:
-    """``env_id`` or, for a multi-task config, ``K tasks (label, label, ...)``."""
-    tasks = getattr(config, "tasks", ())
-    if not tasks:
-        return config.env.env_id
-    return f"{len(tasks)} tasks ({', '.join(spec.label for spec in config.task_specs)})"
 
 
 def _save_decision_layers(config, result) -> None:
