@@ -58,6 +58,7 @@ RESULT_KEYS = (
     "xla_temp_mib",
     "device_peak_bytes",
     "checksum_finite",
+    "devices",
     "versions",
 )
 
@@ -223,6 +224,42 @@ def make_rollout(env: Any, batch: int, steps: int):
     return rollout
 
 
+def device_count_flag(devices: int) -> None:
+    """Make XLA's CPU backend expose ``devices`` host devices (before ``jax`` is imported).
+
+    Each host device runs its share of a sharded program on its own thread, which is how one
+    process uses several cores for work that XLA's intra-op threading leaves single-threaded.
+    """
+    if devices > 1:
+        flags = os.environ.get("XLA_FLAGS", "")
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={devices}"
+
+
+def shard_over_devices(rollout_of_key, devices: int):
+    """``keys[devices] -> checksum[devices * batch_per_device]``: one rollout per host device.
+
+    ``shard_map`` runs ``rollout_of_key`` (built for ``batch / devices`` environments) on each
+    device with its own key, so the environments are split evenly and never communicate.
+    """
+    import jax
+    from jax.sharding import Mesh, PartitionSpec
+
+    try:
+        shard_map, check = jax.shard_map, {"check_vma": False}
+    except AttributeError:  # older jax
+        from jax.experimental.shard_map import shard_map
+
+        check = {"check_rep": False}
+    mesh = Mesh(jax.devices()[:devices], ("envs",))
+    return shard_map(
+        lambda keys: rollout_of_key(keys[0]),
+        mesh=mesh,
+        in_specs=PartitionSpec("envs"),
+        out_specs=PartitionSpec("envs"),
+        **check,
+    )
+
+
 def measure(
     env_id: str,
     batch: int,
@@ -231,6 +268,7 @@ def measure(
     *,
     min_repeat_s: float = 0.2,
     seed: int = 0,
+    devices: int = 1,
 ) -> dict[str, Any]:
     """Compile and time the rollout of ``env_id``; see the module docstring for the workload.
 
@@ -242,6 +280,8 @@ def measure(
         min_repeat_s: each repeat runs the compiled rollout enough times back to back to last
             about this long, so tiny batches are not timed at the clock's resolution.
         seed: PRNG seed.
+        devices: host devices the batch is split over (``shard_over_devices``); more than 1
+            needs ``device_count_flag(devices)`` before ``jax`` was first imported.
 
     Returns:
         A dict with the keys ``RESULT_KEYS``; ``status`` is ``"ok"`` or ``"unavailable"``
@@ -254,7 +294,14 @@ def measure(
     # Both sides compile from scratch: a persistent cache would hide the compile time.
     jax.config.update("jax_enable_compilation_cache", False)
     result: dict[str, Any] = dict.fromkeys(RESULT_KEYS)
-    result.update(env_id=env_id, batch=batch, steps=steps, repeats=repeats, versions=versions())
+    result.update(
+        env_id=env_id,
+        batch=batch,
+        steps=steps,
+        repeats=repeats,
+        devices=devices,
+        versions=versions(),
+    )
     if env_id.partition("/")[0] not in list(jaxmarl.registered_envs):
         result["status"] = "unavailable"
         return result
@@ -262,8 +309,24 @@ def measure(
     env = make_env(env_id)
     result["state_bytes_per_env"] = state_bytes(env)
     num_agents = len(env.agents)
-    rollout = jax.jit(make_rollout(env, batch, steps))
-    key = jax.random.PRNGKey(seed)
+    if devices > 1:
+        if batch % devices or len(jax.devices()) < devices:
+            raise ValueError(
+                f"batch {batch} over {devices} devices: the batch must divide evenly and "
+                f"{devices} devices must exist (have {len(jax.devices())}; call "
+                "device_count_flag before importing jax)"
+            )
+        rollout = jax.jit(shard_over_devices(make_rollout(env, batch // devices, steps), devices))
+
+        def key_of(k):
+            return jax.random.split(k, devices)
+    else:
+        rollout = jax.jit(make_rollout(env, batch, steps))
+
+        def key_of(k):
+            return k
+
+    key = key_of(jax.random.PRNGKey(seed))
     result["rss_before_compile_mib"] = _rss_now_mib()
 
     start = time.perf_counter()
@@ -277,12 +340,13 @@ def measure(
 
     calls = max(1, math.ceil(min_repeat_s / max(first_call_s, 1e-6)))
     keys = jax.random.split(jax.random.PRNGKey(seed + 1), repeats * calls)
-    jax.block_until_ready(keys)
+    call_keys = [key_of(k) for k in keys]
+    jax.block_until_ready(call_keys)
     times = []
     for r in range(repeats):
         begin = time.perf_counter()
         for c in range(calls):
-            checksum = compiled(keys[r * calls + c])
+            checksum = compiled(call_keys[r * calls + c])
         checksum.block_until_ready()
         times.append((time.perf_counter() - begin) / calls)
 
@@ -319,10 +383,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--min-repeat-s", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--devices", type=int, default=1, help="host devices to split over")
     parser.add_argument(
         "--json", action="store_true", help=f"print the result as '{RESULT_MARKER} <json>'"
     )
     args = parser.parse_args(argv)
+    device_count_flag(args.devices)
     result = measure(
         args.env_id,
         args.batch,
@@ -330,6 +396,7 @@ def main(argv: list[str] | None = None) -> None:
         args.repeats,
         min_repeat_s=args.min_repeat_s,
         seed=args.seed,
+        devices=args.devices,
     )
     if args.json:
         print(RESULT_MARKER, json.dumps(result), flush=True)

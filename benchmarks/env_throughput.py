@@ -85,6 +85,8 @@ def run_cell(
         str(args.repeats),
         "--min-repeat-s",
         str(args.min_repeat_s),
+        "--devices",
+        str(args.devices),
         "--json",
     ]
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
@@ -300,6 +302,8 @@ def header(
         f"- workload: {args.steps} steps per rollout (`lax.scan` in `jax.jit`, vmapped reset "
         f"and step, random valid actions), best of {args.repeats} repeats of at least "
         f"{args.min_repeat_s} s each; each cell in a fresh process, ours and peer back to back",
+        f"- host devices: {args.devices} (the batch split evenly over that many XLA CPU devices "
+        "with `shard_map`, one thread each; 1 = a plain `jit`)",
         f"- load average (1 min) before each measurement: min {min(load_1min, default=0):.2f}, "
         f"max {max(load_1min, default=0):.2f}, "
         f"mean {sum(load_1min) / max(len(load_1min), 1):.2f}",
@@ -337,6 +341,12 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
     )
     parser.add_argument("--ours", default=sys.executable, help="interpreter for this jaxmarl")
     parser.add_argument("--peer", help="interpreter with PyPI jaxmarl, e.g. /tmp/peer/bin/python")
+    parser.add_argument(
+        "--devices",
+        type=int,
+        default=1,
+        help="split each batch over this many XLA host devices (both sides alike)",
+    )
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per measurement")
     parser.add_argument("--out", type=Path, help="Markdown results file (JSON written beside)")
     args = parser.parse_args(argv)

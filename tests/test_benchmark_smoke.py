@@ -5,7 +5,10 @@ environments and reports sane numbers, not how fast anything is. It never needs 
 """
 
 import importlib.util
+import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,3 +44,25 @@ def test_measure_reports_unknown_env_as_unavailable(workload):
 
     assert result["status"] == "unavailable"
     assert result["env_steps_per_s"] is None
+
+
+def test_measure_splits_the_batch_over_host_devices():
+    # The device count must be set before jax is imported, so this runs in a fresh process.
+    completed = subprocess.run(
+        [sys.executable, str(WORKLOAD), "MPE_simple_spread_v3", "--batch", "4", "--steps", "3"]
+        + ["--repeats", "1", "--min-repeat-s", "0", "--devices", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    line = next(line for line in completed.stdout.splitlines() if line.startswith("@@"))
+    result = json.loads(line.split(" ", 1)[1])
+
+    assert (result["status"], result["devices"], result["batch"]) == ("ok", 2, 4)
+    assert result["env_steps_per_s"] > 0 and result["checksum_finite"] is True
+
+
+def test_measure_rejects_more_devices_than_exist(workload):
+    with pytest.raises(ValueError, match="device_count_flag"):
+        workload.measure("MPE_simple_spread_v3", batch=4, steps=3, repeats=1, devices=64)
