@@ -2,14 +2,10 @@
 
 Phase 1 pre-trains one MTAPN-VDN learner (``jaxmarl.baselines.multitask``) on simple_spread with
 3, 4 and 5 agents at once (one jitted update over the three tasks), ``--seeds`` seeds vmapped.
-Phase 2 trains the held-out 6-agent task four ways, each over the same seeds (vmapped), the
-target seed ``i`` starting from pre-training seed ``i``'s decision layers:
-
-* ``scratch``: fresh perception and fresh decision layers;
-* ``frozen``: pre-trained decision layers, fixed (only perception and mixer learn);
-* ``finetune``: pre-trained decision layers, trained on (``decision_lr_scale``);
-* ``random_frozen``: fresh decision layers kept fixed (control: is it the layers' content that
-  helps, or only having fewer parameters to learn?).
+Phase 2 trains the held-out 6-agent task in the four arms of ``_experiment`` (scratch, frozen,
+finetune, random_frozen), each over the same seeds (vmapped), the target seed ``i`` starting
+from pre-training seed ``i``'s decision layers. The training, metrics, table and plot are the
+family-independent ``_experiment`` (shared with ``run_smax_transfer.py``).
 
 Between chunks of updates every seed is evaluated greedily (``evaluate``: one episode in each
 of ``--eval-envs`` fresh envs). Writes ``results/mpe_transfer.json`` (all curves),
@@ -31,10 +27,9 @@ curve is then taken from the existing ``results/mpe_transfer.json`` if its argum
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import time
+import sys
 from pathlib import Path
 
 import jax
@@ -43,7 +38,9 @@ import numpy as np
 
 from jaxmarl.baselines.multitask import MTAPNConfig, build_mtapn
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-from jaxmarl.training.learner import evaluate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _experiment as ex  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 SPREAD = "MPE_simple_spread_v3"
@@ -81,94 +78,12 @@ def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
     )
 
 
-def save_decisions(path: Path, decisions) -> None:
-    """Every seed's decision layers (leaves ``[seeds, ...]``) as one ``.npz``, keyed by path."""
-    flat = jax.tree_util.tree_flatten_with_path(decisions)[0]
-    arrays = {jax.tree_util.keystr(k): np.asarray(v) for k, v in flat}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as file:
-        np.savez(file, **arrays)
-
-
-def load_decisions(path: Path, like):
-    """``save_decisions``'s file in the structure of ``like`` (shapes checked)."""
-    saved = np.load(path)
-    flat, treedef = jax.tree_util.tree_flatten_with_path(like)
-    leaves = []
-    for key, ref in flat:
-        name = jax.tree_util.keystr(key)
-        if name not in saved or saved[name].shape != ref.shape:
-            have = saved[name].shape if name in saved else "absent"
-            raise ValueError(f"{path}: {name} is {have}, expected {ref.shape}")
-        leaves.append(jnp.asarray(saved[name], ref.dtype))
-    return jax.tree_util.tree_unflatten(treedef, leaves)
-
-
-def train_with_evals(multitask, keys, decisions, num_updates, chunk, eval_envs):
-    """Chunks of updates for every seed (vmapped), greedy evaluation of task 0 between them."""
-    learner = multitask.learner
-    init = jax.jit(jax.vmap(multitask.init_with))
-    state = init(keys, decisions)
-
-    def run_chunk(state):
-        return jax.lax.scan(lambda s, _: learner.update(s), state, None, chunk)
-
-    run_chunk = jax.jit(jax.vmap(run_chunk))
-    evaluate_seeds = jax.jit(
-        jax.vmap(lambda p, k: evaluate(learner, p, k, eval_envs)["episode_return"])
-    )
-    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 7))(keys)
-    curve, train_curve = [np.asarray(evaluate_seeds(state.params, eval_keys))], []
-    tick = time.perf_counter()
-    for index in range(num_updates // chunk):
-        state, metrics = run_chunk(state)
-        train_curve.append(np.asarray(metrics["episode_return"]))
-        keys_now = jax.vmap(lambda k: jax.random.fold_in(k, index + 8))(keys)
-        curve.append(np.asarray(evaluate_seeds(state.params, keys_now)))
-        print(
-            f"  chunk {index + 1}/{num_updates // chunk}: greedy return "
-            f"{curve[-1].mean():.2f} ({time.perf_counter() - tick:.0f}s)",
-            flush=True,
-        )
-    return state, np.stack(curve, axis=1), np.concatenate(train_curve, axis=1)
-
-
-def summarise(curves: dict, steps: np.ndarray) -> dict:
-    scratch = curves["scratch"].mean(axis=0)
-    threshold = float(scratch[0] + 0.8 * (scratch[-2:].mean() - scratch[0]))
-    table = {"threshold": threshold}
-    for name, curve in curves.items():  # [seeds, evals]
-        reached = [
-            float(steps[np.argmax(c >= threshold)]) if np.any(c >= threshold) else float("nan")
-            for c in curve
-        ]
-        auc = np.trapezoid(curve, steps, axis=1) / (steps[-1] - steps[0])
-        table[name] = {
-            "jump_start": (float(curve[:, 0].mean()), float(curve[:, 0].std())),
-            "steps_to_threshold": (float(np.nanmean(reached)), float(np.nanstd(reached))),
-            "reached": int(np.sum(np.isfinite(reached))),
-            "auc": (float(auc.mean()), float(auc.std())),
-            "final": (float(curve[:, -2:].mean()), float(curve[:, -2:].mean(axis=1).std())),
-        }
-    return table
-
-
 def measure_cost(args) -> None:
     """Median seconds of one jitted update: the 3-task learner vs each single-task learner."""
 
     def time_update(tasks):
         learner = build_mtapn(make_config(args, tasks, 8)).learner
-        update = jax.jit(learner.update)
-        state = learner.init(jax.random.key(0))
-        state, _ = update(state)  # compile
-        jax.block_until_ready(state)
-        times = []
-        for _ in range(args.repeats):
-            tick = time.perf_counter()
-            state, _ = update(state)
-            jax.block_until_ready(state)
-            times.append(time.perf_counter() - tick)
-        return float(np.median(times))
+        return ex.time_update(learner, args.repeats)["update_s"]
 
     load_before = os.getloadavg()[0]
     single = {n: time_update([spread(n)]) for n in (3, 4, 5)}
@@ -189,80 +104,33 @@ def measure_cost(args) -> None:
 
 def main() -> None:
     global RESULTS
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--num-envs", type=int, default=16)
-    parser.add_argument("--width", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=1e-3)
-    parser.add_argument("--pretrain-updates", type=int, default=300)
-    parser.add_argument("--target-updates", type=int, default=150)
-    parser.add_argument("--chunk", type=int, default=15)
-    parser.add_argument("--eval-envs", type=int, default=32)
-    parser.add_argument("--finetune-lr-scale", type=float, default=0.1)
-    parser.add_argument(
-        "--conditions", default="scratch,frozen,finetune,random_frozen", help="comma-separated"
-    )
-    parser.add_argument(
-        "--pretrained-from",
-        default="",
-        help="skip pre-training: decision layers from a pretrained_decision.npz",
-    )
-    parser.add_argument("--out", default=str(RESULTS), help="results folder")
-    parser.add_argument("--measure-cost", action="store_true")
-    parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args()
+    args = ex.parser(__doc__.split("\n")[0], RESULTS).parse_args()
     RESULTS = Path(args.out)
     if args.measure_cost:
         measure_cost(args)
         return
     keys = jax.random.split(jax.random.key(0), args.seeds)
     pre = build_mtapn(make_config(args, [spread(n) for n in (3, 4, 5)], args.pretrain_updates))
-    timings = {}
+    decisions, pre_curves, timings = ex.pretrain_or_load(
+        args, pre, keys, RESULTS / "pretrained_decision.npz", "spread 3/4/5 agents"
+    )
     if args.pretrained_from:
-        like = jax.eval_shape(jax.vmap(lambda k: pre.init_with(k).params["decision"]), keys)
-        decisions = load_decisions(Path(args.pretrained_from), like)
-        pre_curve = previous_pretrain_curve(args)
-        print(f"pre-trained decision layers from {args.pretrained_from}")
+        same = ("seeds", "num_envs", "width", "lr", "pretrain_updates", "chunk", "eval_envs")
+        pre_curve = ex.previous_pretrain_curve(RESULTS / "mpe_transfer.json", args, same)
     else:
-        print(
-            f"pre-training on spread 3/4/5 agents: {args.pretrain_updates} updates x "
-            f"{args.seeds} seeds"
-        )
-        wall, cpu = time.perf_counter(), time.process_time()
-        pre_state, pre_curve, _ = train_with_evals(
-            pre, keys, None, args.pretrain_updates, args.chunk, args.eval_envs
-        )
-        timings["pretrain"] = {
-            "wall_s": time.perf_counter() - wall,
-            "cpu_s": time.process_time() - cpu,
-        }
-        decisions = pre_state.params["decision"]  # [seeds, ...]: target seed i <- pre seed i
-        save_decisions(RESULTS / "pretrained_decision.npz", decisions)
-    conditions = {
-        "scratch": ({}, None),
-        "frozen": ({"freeze_decision": True}, decisions),
-        "finetune": ({"decision_lr_scale": args.finetune_lr_scale}, decisions),
-        "random_frozen": ({"freeze_decision": True}, None),
-    }
-    conditions = {k: conditions[k] for k in args.conditions.split(",")}
-    target_keys = jax.random.split(jax.random.key(1), args.seeds)
-    curves, train_curves = {}, {}
-    for name, (overrides, decision) in conditions.items():
-        print(f"target spread-6, {name}: {args.target_updates} updates x {args.seeds} seeds")
-        multitask = build_mtapn(make_config(args, [spread(6)], args.target_updates, **overrides))
-        wall, cpu = time.perf_counter(), time.process_time()
-        _, curves[name], train_curves[name] = train_with_evals(
-            multitask, target_keys, decision, args.target_updates, args.chunk, args.eval_envs
-        )
-        timings[name] = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
-        print(f"  {name}: {timings[name]['wall_s']:.0f}s wall, {timings[name]['cpu_s']:.0f}s CPU")
+        pre_curve = pre_curves["episode_return"].tolist()
+    build = lambda overrides: build_mtapn(
+        make_config(args, [spread(6)], args.target_updates, **overrides)
+    )
+    curves, train_curves = ex.run_arms(args, build, decisions, "spread-6", timings)
+    curves = {arm: c["episode_return"] for arm, c in curves.items()}
     steps_per_update = args.num_envs * 25
     steps = np.arange(args.target_updates // args.chunk + 1) * args.chunk * steps_per_update
-    table = summarise(curves, steps)
+    table = ex.summarise(curves, steps)
     record = {
         "args": vars(args),
         "steps": steps.tolist(),
-        "pretrain_greedy_curve": None if pre_curve is None else np.asarray(pre_curve).tolist(),
+        "pretrain_greedy_curve": pre_curve,
         "timings": timings,
         "load_average_end": os.getloadavg(),
         "curves": {k: v.tolist() for k, v in curves.items()},
@@ -271,63 +139,19 @@ def main() -> None:
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "mpe_transfer.json").write_text(json.dumps(record, indent=1) + "\n")
-    write_table(table, args)
-    plot(curves, steps, table["threshold"])
-    print((RESULTS / "mpe_transfer.md").read_text())
-
-
-def previous_pretrain_curve(args):
-    """The pre-training curve of the existing results, if they were made with the same
-    pre-training arguments (else ``None``)."""
-    path = RESULTS / "mpe_transfer.json"
-    if not path.exists():
-        return None
-    record = json.loads(path.read_text())
-    same = ("seeds", "num_envs", "width", "lr", "pretrain_updates", "chunk", "eval_envs")
-    if any(record["args"].get(k) != getattr(args, k) for k in same):
-        return None
-    return record.get("pretrain_greedy_curve")
-
-
-def write_table(table: dict, args) -> None:
-    fmt = lambda pair, digits=2: f"{pair[0]:.{digits}f} ± {pair[1]:.{digits}f}"
     lines = [
         f"Target: simple_spread, 6 agents. {args.seeds} seeds, {args.target_updates} updates of "
         f"{args.num_envs * 25} env steps; greedy evaluation over {args.eval_envs} episodes every "
         f"{args.chunk} updates. Threshold {table['threshold']:.2f} (80% of scratch's "
         "improvement). Mean ± std over seeds.",
         "",
-        "| condition | jump-start | env steps to threshold (seeds reaching) | AUC | final |",
-        "|---|---|---|---|---|",
+        *ex.table_lines(table, args.seeds),
     ]
-    for name in [k for k in table if k != "threshold"]:
-        row = table[name]
-        steps = fmt(row["steps_to_threshold"], 0) + f" ({row['reached']}/{args.seeds})"
-        lines.append(
-            f"| {name} | {fmt(row['jump_start'])} | {steps} | {fmt(row['auc'])} | "
-            f"{fmt(row['final'])} |"
-        )
     (RESULTS / "mpe_transfer.md").write_text("\n".join(lines) + "\n")
-
-
-def plot(curves: dict, steps: np.ndarray, threshold: float) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, curve in curves.items():
-        mean, std = curve.mean(axis=0), curve.std(axis=0)
-        ax.plot(steps, mean, label=name)
-        ax.fill_between(steps, mean - std, mean + std, alpha=0.2)
-    ax.axhline(threshold, color="grey", linestyle="--", linewidth=1, label="threshold")
-    ax.set_xlabel("target env steps")
-    ax.set_ylabel("greedy episode return (per agent)")
-    ax.set_title("simple_spread 6 agents: decision layers from 3/4/5 agents")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(RESULTS / "mpe_transfer.png", dpi=120)
+    panels = [(curves, table["threshold"], "greedy episode return (per agent)")]
+    title = "simple_spread 6 agents: decision layers from 3/4/5 agents"
+    ex.plot(panels, steps, RESULTS / "mpe_transfer.png", title)
+    print((RESULTS / "mpe_transfer.md").read_text())
 
 
 if __name__ == "__main__":
