@@ -55,26 +55,70 @@ def test_extends_errors_name_the_problem(tmp_path):
         load_config(ExampleConfig, tmp_path / "c.yaml")
 
 
-def test_mtapn_mpe_presets_are_the_transfer_benchmarks_settings():
-    """configs/mtapn_vdn/MPE_spread_* hold what benchmarks/transfer/run_mpe_transfer.py runs."""
-    import argparse
+def _transfer_script(name: str):
+    """``benchmarks/transfer/<name>.py`` as a module (its ``main`` not run)."""
     import importlib.util
     from pathlib import Path
 
-    from jaxmarl.config import diff_configs
-
-    script = Path(__file__).resolve().parents[1] / "benchmarks/transfer/run_mpe_transfer.py"
-    module_spec = importlib.util.spec_from_file_location("run_mpe_transfer", script)
+    script = Path(__file__).resolve().parents[1] / f"benchmarks/transfer/{name}.py"
+    module_spec = importlib.util.spec_from_file_location(name, script)
     bench = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(bench)
+    return bench
+
+
+# Run settings the benchmarks do not take from a config (their own seeds, chunks, evaluation).
+BENCH_IGNORE = [
+    *(f"run.{f}" for f in ("seed", "num_seeds", "updates_per_chunk", "checkpoint_every")),
+    "run.eval_every",
+    "run.eval_episodes",
+    "run.gif",
+]
+
+
+def _check_transfer_presets(bench, args, pre_preset, pre_tasks, target_preset, target, ignore):
+    """The pre-training preset is ``bench.make_config`` for ``pre_tasks`` (``env.env_kwargs``,
+    unused by a multi-task config, aside); the target preset (single-task form) is it for
+    ``[target]`` (the benchmark names the task)."""
+    from jaxmarl.config import diff_configs
+
+    pre = parse(["alg=mtapn_vdn", f"preset={pre_preset}"]).config
+    want = bench.make_config(args, pre_tasks, pre.num_updates)
+    assert diff_configs(pre, want, ignore=[*ignore, "env.env_kwargs"]) == []
+    got = parse(["alg=mtapn_vdn", f"preset={target_preset}"]).config
+    want = bench.make_config(args, [target], got.num_updates)
+    assert diff_configs(got, want, ignore=[*ignore, "tasks", "env.env_kwargs"]) == []
+    assert got.task_specs == want.task_specs
+    return pre, got
+
+
+def test_mtapn_mpe_presets_are_the_transfer_benchmarks_settings():
+    """configs/mtapn_vdn/MPE_spread_* hold what benchmarks/transfer/run_mpe_transfer.py runs."""
+    import argparse
+
+    bench = _transfer_script("run_mpe_transfer")
     args = argparse.Namespace(num_envs=16, width=64, lr=1e-3)
-    ignore = [f"run.{f}" for f in ("seed", "num_seeds", "updates_per_chunk", "checkpoint_every")]
-    ignore += ["run.eval_every", "run.eval_episodes"]
-    ignore += ["network.gru_size"]  # unused by the MLP perception (defaults differ)
-    pre = parse(["alg=mtapn_vdn", "preset=MPE_spread_3_4_5"]).config
-    want = bench.make_config(args, [bench.spread(n) for n in (3, 4, 5)], 150)
-    assert diff_configs(pre, want, ignore=ignore) == []
-    target = parse(["alg=mtapn_vdn", "preset=MPE_spread_6_target"]).config
-    want = bench.make_config(args, [bench.spread(6)], 90)  # the benchmark names the task
-    assert diff_configs(target, want, ignore=[*ignore, "tasks", "env.env_kwargs"]) == []
-    assert target.task_specs == want.task_specs
+    ignore = [*BENCH_IGNORE, "network.gru_size"]  # unused by the MLP perception
+    pre, target = _check_transfer_presets(
+        bench, args, "MPE_spread_3_4_5", [bench.spread(n) for n in (3, 4, 5)],
+        "MPE_spread_6_target", bench.spread(6), ignore,
+    )  # fmt: skip
+    assert (pre.num_updates, target.num_updates) == (150, 90)
+
+
+def test_mtapn_smax_cpu_presets_are_the_transfer_benchmarks_settings():
+    """configs/mtapn_vdn/SMAX_*_cpu* hold what benchmarks/transfer/run_smax_transfer.py ran
+    (the command in benchmarks/transfer/README.md)."""
+    import argparse
+
+    bench = _transfer_script("run_smax_transfer")
+    args = argparse.Namespace(
+        num_envs=16, width=64, lr=5e-4, num_steps=32, num_epochs=4, num_minibatches=4,
+        eps_decay=0.1,
+    )  # fmt: skip
+    pre, target = _check_transfer_presets(
+        bench, args, "SMAX_3m_2s3z_3s_vs_5z_cpu",
+        [bench.smax(m) for m in ("3m", "2s3z", "3s_vs_5z")],
+        "SMAX_5m_vs_6m_cpu_target", bench.smax("5m_vs_6m"), BENCH_IGNORE,
+    )  # fmt: skip
+    assert (pre.num_updates, target.num_updates) == (800, 800)

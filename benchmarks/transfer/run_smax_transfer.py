@@ -38,12 +38,14 @@ import _experiment as ex  # noqa: E402
 RESULTS = Path(__file__).parent / "results"
 SMAX = "HeuristicEnemySMAX"
 # The env settings of configs/mtapn_vdn/SMAX_* (and the MAPPO SMAX presets).
-ENV_KWARGS = "see_enemy_actions=True:walls_cause_death=True:attack_mode=closest"
+ENV_KWARGS = {"attack_mode": "closest", "see_enemy_actions": True, "walls_cause_death": True}
 METRICS = {"episode_return": "greedy return", "won": "greedy win rate"}
 
 
 def smax(scenario: str) -> str:
-    return f"{SMAX}:scenario={scenario}:{ENV_KWARGS}"
+    """The task spec (keywords sorted, as a single-task config's ``task_specs`` has them)."""
+    kwargs = sorted({**ENV_KWARGS, "scenario": scenario}.items())
+    return ":".join([SMAX, *(f"{k}={v}" for k, v in kwargs)])
 
 
 def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
@@ -110,8 +112,8 @@ def measure_cost(args) -> None:
 def main() -> None:
     global RESULTS
     parser = ex.parser(
-        __doc__.split("\n")[0], RESULTS, lr=5e-4, pretrain_updates=120, target_updates=60,
-        chunk=10, eval_envs=16, repeats=3,
+        __doc__.split("\n")[0], RESULTS, lr=5e-4, pretrain_updates=800, target_updates=800,
+        chunk=50, eval_envs=32, repeats=3,
     )  # fmt: skip
     parser.add_argument("--maps", default="3m,2s3z,3s_vs_5z", help="pre-training maps")
     parser.add_argument("--targets", default="5m_vs_6m", help="held-out maps")
