@@ -226,10 +226,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def execute(command: Command) -> int:
+    from jaxmarl.training.devices import use_devices
     from jaxmarl.training.loop import run
 
     config, run_dir = command.config, command.run_dir
     _, make = _algorithm(command.alg).load()
+    try:
+        use_devices(config.run.devices)  # before anything runs on JAX's backend
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     # Built before anything is written: what only the env can tell (e.g. Q-learning needs
     # discrete actions) fails without leaving a half-made run directory behind.
     try:
@@ -253,6 +259,7 @@ def execute(command: Command) -> int:
         run_dir,
         seed=settings.seed,
         num_seeds=settings.num_seeds,
+        devices=settings.devices,
         updates_per_chunk=settings.updates_per_chunk,
         checkpoint_every=settings.checkpoint_every,
         eval_every=settings.eval_every,

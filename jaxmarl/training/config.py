@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from jaxmarl.training.devices import check_split
+
 ACTIVATIONS = ("relu", "tanh", "gelu", "silu")
 TRUNKS = ("mlp", "gru")
 
@@ -103,6 +105,8 @@ class RunConfig:
     Attributes:
         seed: base PRNG seed.
         num_seeds: seeds trained in parallel by ``vmap`` in one program.
+        devices: split the seeds evenly over this many devices (on a CPU: host devices, one
+            thread each, so several cores work at once); must divide ``num_seeds``.
         total_timesteps: env steps per seed (must be a whole number of updates).
         updates_per_chunk: updates per jitted chunk (host work happens between chunks);
             0 = everything in one chunk.
@@ -117,6 +121,7 @@ class RunConfig:
 
     seed: int = 0
     num_seeds: int = 1
+    devices: int = 1
     total_timesteps: int = 1_048_576  # 2**20: whole updates for power-of-two batch sizes
     updates_per_chunk: int = 10
     checkpoint_every: int = 10
@@ -128,7 +133,13 @@ class RunConfig:
     gif: bool = True
 
     def __post_init__(self):
-        require_positive("run", num_seeds=self.num_seeds, total_timesteps=self.total_timesteps)
+        require_positive(
+            "run",
+            num_seeds=self.num_seeds,
+            devices=self.devices,
+            total_timesteps=self.total_timesteps,
+        )
+        check_split(self.num_seeds, self.devices)
         for name in ("updates_per_chunk", "checkpoint_every", "eval_episodes", "eval_every"):
             require(getattr(self, name) >= 0, f"run.{name} must be >= 0")
         unknown = set(self.loggers) - {"jsonl", "csv", "tensorboard", "wandb"}
@@ -148,14 +159,12 @@ def check_num_updates(total_timesteps: int, steps_per_update: int, what: str) ->
     return updates
 
 
-def chunk_sizes(num_updates: int, updates_per_chunk: int) -> int:
-    """Updates per chunk, checked to divide ``num_updates`` (one compiled chunk shape)."""
+def chunk_sizes(num_updates: int, updates_per_chunk: int) -> tuple[int, int]:
+    """``(updates per chunk, updates in the last chunk)`` for ``num_updates`` updates.
+
+    ``updates_per_chunk == 0`` means one chunk. When the chunk length does not divide
+    ``num_updates`` the last chunk is shorter (it is compiled separately), so run lengths copied
+    from other libraries (e.g. 1e7 env steps = 4882 PPO updates, 2 x 2441) need no rounding.
+    """
     per_chunk = num_updates if updates_per_chunk == 0 else min(updates_per_chunk, num_updates)
-    if num_updates % per_chunk:
-        options = [d for d in range(1, num_updates + 1) if num_updates % d == 0]
-        near = sorted(options, key=lambda d: abs(d - per_chunk))[:3]
-        raise ValueError(
-            f"run.updates_per_chunk={updates_per_chunk} does not divide the {num_updates} "
-            f"updates; choose one of {sorted(near)}"
-        )
-    return per_chunk
+    return per_chunk, num_updates - (-(-num_updates // per_chunk) - 1) * per_chunk

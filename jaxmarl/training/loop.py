@@ -31,6 +31,7 @@ import numpy as np
 from jaxmarl.render import can_render, save_episode_gif
 from jaxmarl.training.checkpoint import Checkpointer
 from jaxmarl.training.config import chunk_sizes
+from jaxmarl.training.devices import check_split, over_seeds, place_over_seeds
 from jaxmarl.training.learner import Learner, evaluate, record_greedy_episode
 from jaxmarl.training.logging import JsonlLogger, make_logger
 from jaxmarl.training.progress import Progress
@@ -68,6 +69,7 @@ def run(
     *,
     seed: int = 0,
     num_seeds: int = 1,
+    devices: int = 1,
     updates_per_chunk: int = 10,
     checkpoint_every: int = 10,
     eval_every: int = 0,
@@ -85,6 +87,8 @@ def run(
         learner: built by a baseline's ``make_*`` function.
         run_dir: where config, metrics, checkpoints and plots go.
         seed, num_seeds: seeds ``split(key(seed), num_seeds)``, trained in parallel.
+        devices: split the seeds evenly over this many devices (``jaxmarl.training.devices``;
+            host devices on a CPU, one thread each). Same results as ``devices=1``.
         updates_per_chunk: updates per jitted chunk (0: all in one).
         checkpoint_every: checkpoint every this many chunks (0: only at the end).
         eval_every: greedy evaluation every this many chunks (0: only at the end).
@@ -95,19 +99,23 @@ def run(
         show_progress: progress bar (plain lines when not a terminal).
         gif: render one greedy episode at the end (if the env family can render).
     """
+    check_split(num_seeds, devices)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     num_updates = learner.num_updates
-    per_chunk = chunk_sizes(num_updates, updates_per_chunk)
-    num_chunks = num_updates // per_chunk
+    per_chunk, last_length = chunk_sizes(num_updates, updates_per_chunk)
+    num_chunks = -(-num_updates // per_chunk)
+    last_chunk = num_chunks if stop_after_chunks is None else min(num_chunks, stop_after_chunks)
     checkpointer = Checkpointer(run_dir / "checkpoints")
-    keys = seed_keys(seed, num_seeds)
-    init = jax.jit(jax.vmap(learner.init))
+    keys = place_over_seeds(seed_keys(seed, num_seeds), devices)
+    init = jax.jit(over_seeds(learner.init, devices))
 
-    def chunk_fn(state):
-        return jax.lax.scan(lambda s, _: learner.update(s), state, None, per_chunk)
+    def make_chunk(length: int):
+        def chunk_fn(state):
+            return jax.lax.scan(lambda s, _: learner.update(s), state, None, length)
 
-    chunk = jax.jit(jax.vmap(chunk_fn), donate_argnums=0)
+        return jax.jit(over_seeds(chunk_fn, devices), donate_argnums=0)
+
     start_chunk = 0
     if resume:
         latest = checkpointer.latest_step()
@@ -116,15 +124,19 @@ def run(
                 f"no checkpoint in {run_dir / 'checkpoints'}; start without --resume"
             )
         state = checkpointer.restore(latest, target=jax.eval_shape(init, keys))
+        state = place_over_seeds(state, devices)
         start_chunk = latest
     else:
         state = init(keys)
 
     compile_start = time.perf_counter()
-    compiled = chunk.lower(state).compile()
+    # A shorter last chunk (updates_per_chunk not dividing the run) is a second program,
+    # compiled up front so that compile time is reported as such, not as training time.
+    lengths = {per_chunk} | ({last_length} if last_chunk == num_chunks else set())
+    compiled = {length: make_chunk(length).lower(state).compile() for length in lengths}
     compile_s = time.perf_counter() - compile_start
     evaluate_seeds = jax.jit(
-        jax.vmap(lambda params, key: evaluate(learner, params, key, eval_episodes))
+        over_seeds(lambda params, key: evaluate(learner, params, key, eval_episodes), devices)
     )
     resume_step = start_chunk * per_chunk if resume else None
     logger = make_logger(
@@ -135,7 +147,6 @@ def run(
     evaluations: list[dict] = []
     steps_per_update = learner.env_steps_per_update
     total_steps = num_updates * steps_per_update
-    last_chunk = num_chunks if stop_after_chunks is None else min(num_chunks, stop_after_chunks)
     train_s = 0.0
     progress = Progress(
         total_steps,
@@ -145,8 +156,9 @@ def run(
     )
     try:
         for chunk_index in range(start_chunk, last_chunk):
+            length = last_length if chunk_index == num_chunks - 1 else per_chunk
             tick = time.perf_counter()
-            state, metrics = compiled(state)
+            state, metrics = compiled[length](state)
             metrics = jax.device_get(metrics)  # leaves [num_seeds, per_chunk]
             train_s += time.perf_counter() - tick
             rows = _metric_rows(metrics, chunk_index * per_chunk, steps_per_update)
@@ -154,7 +166,7 @@ def run(
                 logger.log(row["update"], row)
             history.extend(rows)
             done_chunks = chunk_index + 1
-            updates_done = done_chunks * per_chunk
+            updates_done = chunk_index * per_chunk + length
             progress.update(updates_done * steps_per_update, _latest(rows))
             final = done_chunks == num_chunks
             if eval_episodes and (final or (eval_every and done_chunks % eval_every == 0)):

@@ -28,21 +28,26 @@ def learner():
 
 
 def _run(learner, run_dir, **kwargs):
-    return run(
-        learner,
-        run_dir,
+    settings = dict(
         seed=3,
         num_seeds=2,
         updates_per_chunk=1,
         checkpoint_every=1,
         eval_episodes=4,
         show_progress=False,
-        **kwargs,
     )
+    return run(learner, run_dir, **{**settings, **kwargs})
 
 
 def test_stop_and_resume_equals_uninterrupted_run(learner, tmp_path):
     full = _run(learner, tmp_path / "full", gif=True)
+    # 4 updates in chunks of 3: a chunk of 3, then a shorter last chunk of 1.
+    uneven = _run(learner, tmp_path / "uneven", gif=False, updates_per_chunk=3)
+    assert read_jsonl(tmp_path / "uneven" / "metrics.jsonl") == read_jsonl(
+        tmp_path / "full" / "metrics.jsonl"
+    )
+    chex.assert_trees_all_close(full.state.params, uneven.state.params, rtol=1e-6, atol=1e-7)
+    assert Checkpointer(tmp_path / "uneven" / "checkpoints").metadata() == {"updates": 4}
     _run(learner, tmp_path / "split", stop_after_chunks=2, gif=False)
     assert Checkpointer(tmp_path / "split" / "checkpoints").latest_step() == 2
     resumed = _run(learner, tmp_path / "split", resume=True, gif=False)
