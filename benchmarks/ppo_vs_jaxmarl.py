@@ -267,10 +267,8 @@ def steps_floor(alg: str, steps: int) -> int:
 
 
 def chunk_override(alg: str, steps: int) -> str:
-    """The preset's updates_per_chunk, or the largest divisor of the update count below it."""
-    updates = steps_floor(alg, steps) // ALGS[alg]["per_update"]
-    best = max(d for d in range(1, ALGS[alg]["updates_per_chunk"] + 1) if updates % d == 0)
-    return f"run.updates_per_chunk={best}"
+    """The preset's updates_per_chunk (a run that it does not divide ends with a shorter chunk)."""
+    return f"run.updates_per_chunk={ALGS[alg]['updates_per_chunk']}"
 
 
 def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
@@ -320,7 +318,7 @@ def table(results: dict) -> str:
             "| training env steps/s (all seeds) | compile s | wall s |"
         )
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for key in ("ours", "ours_nobootstrap", "jaxmarl"):
+        for key in ("ours", "ours_devices", "ours_nobootstrap", "jaxmarl"):
             r = sides.get(key)
             if not r:
                 continue
@@ -330,6 +328,7 @@ def table(results: dict) -> str:
                 greedy = "{:.2f} ± {:.2f}".format(*_mean_std(r["greedy_raw"]))
             label = {
                 "ours": "ours",
+                "ours_devices": f"ours, run.devices={r['seeds']} (one host device per seed)",
                 "ours_nobootstrap": "ours, bootstrap_truncation=false",
                 "jaxmarl": "JaxMARL 0.2.0",
             }[key]
@@ -346,6 +345,12 @@ def table(results: dict) -> str:
                 f"(ours − JaxMARL, per agent raw) "
                 f"{_mean_std(ours['final_raw'])[0] - _mean_std(peer['final_raw'])[0]:+.2f}.\n"
             )
+        if sides.get("ours_devices") and peer:
+            out.append(
+                f"Ratio ours with run.devices={sides['ours_devices']['seeds']} / JaxMARL: "
+                f"throughput **{sides['ours_devices']['steps_per_s'] / peer['steps_per_s']:.2f}x**."
+                "\n"
+            )
     return "\n".join(out) + "\n"
 
 
@@ -361,7 +366,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--sides",
         default="ours,jaxmarl",
-        help="which to run: ours, jaxmarl, ours_nobootstrap (comma list)",
+        help="which to run: ours, jaxmarl, ours_nobootstrap, ours_devices (comma list)",
     )
     parser.add_argument("--md", type=Path, default=None, help="write the table here too")
     parser.add_argument("--report-only", action="store_true")
@@ -391,6 +396,8 @@ def main(argv=None) -> int:
                     extra = ["run.gif=true" if alg == "ippo" else "run.gif=false"]
                     if side == "ours_nobootstrap":
                         extra.append("bootstrap_truncation=false")
+                    if side == "ours_devices":  # one host device per seed (run.devices)
+                        extra.append(f"run.devices={args.seeds}")
                     r = run_ours(alg, steps, args.seeds, args.out_dir, extra)
                 r["concurrent_at_start"] = concurrent
                 r["concurrent_at_end"] = other_benchmarks()
