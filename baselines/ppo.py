@@ -36,8 +36,8 @@ from jaxmarl.training import losses, targets
 from jaxmarl.training.config import (
     EnvConfig,
     NetworkConfig,
+    RolloutUpdates,
     RunConfig,
-    check_num_updates,
     require,
     require_positive,
 )
@@ -52,7 +52,7 @@ CRITICS = ("local", "centralised")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PPOConfig:
+class PPOConfig(RolloutUpdates):
     """IPPO (``critic="local"``) or MAPPO (``critic="centralised"``).
 
     Attributes:
@@ -107,9 +107,7 @@ class PPOConfig:
         )
         require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
         require(self.ent_coef >= 0 and self.vf_coef >= 0, "ent_coef and vf_coef must be >= 0")
-        check_num_updates(
-            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
-        )
+        self.num_updates  # noqa: B018 -- validates the run length
         if self.network.recurrent:
             sequences = self.env.num_envs  # times agents, which is only known with the env
             require(
@@ -125,14 +123,6 @@ class PPOConfig:
                 f"env.num_envs * num_steps = {samples} is not divisible by "
                 f"num_minibatches={self.num_minibatches}",
             )
-
-    @property
-    def steps_per_update(self) -> int:
-        return self.env.num_envs * self.num_steps
-
-    @property
-    def num_updates(self) -> int:
-        return check_num_updates(self.run.total_timesteps, self.steps_per_update, "")
 
 
 @struct.dataclass

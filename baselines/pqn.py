@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 import jaxmarl
 from jaxmarl.baselines.ppo import TrainState
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, check_num_updates, require
+from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.q_learning import (
@@ -83,13 +83,7 @@ class PQNConfig(QCommonConfig):
             f"env.num_envs={self.env.num_envs} is not divisible by num_minibatches="
             f"{self.num_minibatches} (minibatches split whole env sequences)",
         )
-        check_num_updates(
-            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
-        )
-
-    @property
-    def num_updates(self) -> int:
-        return check_num_updates(self.run.total_timesteps, self.steps_per_update, "")
+        self.num_updates  # noqa: B018 -- validates the run length
 
 
 def make_pqn(config: PQNConfig) -> Learner:

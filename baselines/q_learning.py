@@ -30,7 +30,7 @@ from flax import struct
 
 import jaxmarl
 from jaxmarl.training import replay
-from jaxmarl.training.config import check_num_updates, require, require_positive
+from jaxmarl.training.config import require, require_positive
 from jaxmarl.training.learner import Learner, make_train_from
 from jaxmarl.training.q_learning import (
     QCommonConfig,
@@ -90,13 +90,7 @@ class QLearningConfig(QCommonConfig):
         )
         require(self.learning_starts >= 0, "learning_starts must be >= 0")
         require(0.0 < self.tau <= 1.0, f"tau must be in (0, 1], got {self.tau}")
-        check_num_updates(
-            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
-        )
-
-    @property
-    def num_updates(self) -> int:
-        return check_num_updates(self.run.total_timesteps, self.steps_per_update, "")
+        self.num_updates  # noqa: B018 -- validates the run length
 
 
 @struct.dataclass

@@ -159,6 +159,22 @@ def check_num_updates(total_timesteps: int, steps_per_update: int, what: str) ->
     return updates
 
 
+class RolloutUpdates:
+    """Mixin for learner configs with ``env.num_envs``, ``num_steps`` and ``run``: one update
+    consumes ``num_envs x num_steps`` env steps, and the run is a whole number of updates."""
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.env.num_envs * self.num_steps
+
+    @property
+    def num_updates(self) -> int:
+        """``run.total_timesteps / steps_per_update``; a ValueError with the fix otherwise."""
+        return check_num_updates(
+            self.run.total_timesteps, self.steps_per_update, "env.num_envs x num_steps"
+        )
+
+
 def chunk_sizes(num_updates: int, updates_per_chunk: int) -> tuple[int, int]:
     """``(updates per chunk, updates in the last chunk)`` for ``num_updates`` updates.
 

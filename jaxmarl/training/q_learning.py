@@ -35,6 +35,7 @@ from jaxmarl.training import targets
 from jaxmarl.training.config import (
     EnvConfig,
     NetworkConfig,
+    RolloutUpdates,
     RunConfig,
     require,
     require_positive,
@@ -109,7 +110,7 @@ def q_network_defaults() -> NetworkConfig:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class QCommonConfig:
+class QCommonConfig(RolloutUpdates):
     """Hyperparameters shared by every Q learner (see ``baselines/q_learning.py``, ``pqn.py``).
 
     Attributes:
@@ -178,10 +179,6 @@ class QCommonConfig:
             value = getattr(self, name)
             require(0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value}")
         require(0.0 < self.eps_decay <= 1.0, f"eps_decay must be in (0, 1], got {self.eps_decay}")
-
-    @property
-    def steps_per_update(self) -> int:
-        return self.env.num_envs * self.num_steps
 
 
 def epsilon_schedule(config: QCommonConfig, num_updates: int) -> optax.Schedule:
