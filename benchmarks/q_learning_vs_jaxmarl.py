@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import platform
@@ -362,12 +363,17 @@ def _vmapped_or_separate(run_seeds, seeds: int, separate: bool, label: str) -> d
     return merged
 
 
-def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, separate: bool, stall_s) -> dict:
-    """Our command line, seeds vmapped in one program (``separate``: one process per seed)."""
+def run_ours(
+    alg: str, steps: int, seeds: int, out_dir: Path, separate: bool, stall_s, devices: int = 1
+) -> dict:
+    """Our command line, seeds vmapped in one program (``separate``: one process per seed;
+    ``devices``: the vmapped seeds split over that many host devices, ``run.devices``)."""
 
     def run_seeds(seed):
         if seed is None:
-            return _run_ours(alg, steps, seeds, out_dir, f"ours_{alg}", [], stall_s)
+            name = f"ours_{alg}" + (f"_devices{devices}" if devices > 1 else "")
+            extra = [f"run.devices={devices}"] if devices > 1 else []
+            return _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s)
         name, extra = f"ours_{alg}_seed{seed}", [f"run.seed={seed}"]
         return _run_ours(alg, steps, 1, out_dir, name, extra, stall_s)
 
@@ -376,7 +382,7 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, separate: bool, st
 
 def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
     updates = steps // OUR_STEPS_PER_UPDATE
-    chunk = max(d for d in range(1, 501) if updates % d == 0)
+    chunk = min(updates, 500)  # a run it does not divide ends with a shorter chunk
     args = [
         f"alg={alg}",
         "env=MPE_simple_spread_v3",
@@ -487,6 +493,7 @@ def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
 
 LABELS = {
     "ours": "ours",
+    "ours_devices": "ours, run.devices = seeds",
     "jaxmarl": "JaxMARL 0.2.0, as published (in-loop test)",
     "jaxmarl_notest": "JaxMARL 0.2.0, TEST_DURING_TRAINING=False",
 }
@@ -508,7 +515,7 @@ def table(results: dict) -> str:
             "| load before / after |"
         )
         out.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-        for key in ("ours", "jaxmarl", "jaxmarl_notest"):
+        for key in ("ours", "ours_devices", "jaxmarl", "jaxmarl_notest"):
             r = sides.get(key)
             if not r:
                 continue
@@ -523,12 +530,14 @@ def table(results: dict) -> str:
                 f"| {r['process_cpu_s']:,.0f} / {r['wall_s']:,.0f} "
                 f"| {_load(r['load_before'])} / {_load(r['load_after'])} |"
             )
-        ours = sides.get("ours")
-        for key in ("jaxmarl", "jaxmarl_notest"):
+        for ours_key, key in itertools.product(
+            ("ours", "ours_devices"), ("jaxmarl", "jaxmarl_notest")
+        ):
+            ours = sides.get(ours_key)
             if ours and sides.get(key):
                 peer = sides[key]
                 out.append(
-                    f"\nThroughput ours / {LABELS[key]}: "
+                    f"\nThroughput {LABELS[ours_key]} / {LABELS[key]}: "
                     f"**{ours['steps_per_cpu_s'] / peer['steps_per_cpu_s']:.2f}x per CPU-second**"
                     f", {ours['steps_per_s'] / peer['steps_per_s']:.2f}x per wall-second"
                 )
@@ -593,9 +602,16 @@ def main(argv=None) -> int:
                     f"{args.steps:,} steps x {args.seeds} seeds, load {machine_load()}",
                     flush=True,
                 )
-                if side == "ours":
+                if side in ("ours", "ours_devices"):
+                    devices = args.seeds if side == "ours_devices" else 1
                     r = run_ours(
-                        alg, args.steps, args.seeds, args.out_dir, args.ours_separate, args.stall_s
+                        alg,
+                        args.steps,
+                        args.seeds,
+                        args.out_dir,
+                        args.ours_separate,
+                        args.stall_s,
+                        devices,
                     )
                 else:
                     r = run_peer(
