@@ -109,7 +109,8 @@ class RunConfig:
             thread each, so several cores work at once); must divide ``num_seeds``.
         total_timesteps: env steps per seed (must be a whole number of updates).
         updates_per_chunk: updates per jitted chunk (host work happens between chunks);
-            0 = everything in one chunk.
+            0 = everything in one chunk. If it does not divide the run, the last chunk is
+            shorter (one extra compile).
         checkpoint_every: checkpoint every this many chunks (0 = only at the end).
         eval_episodes: greedy evaluation episodes per evaluation (0 = none).
         eval_every: evaluate every this many chunks (0 = only at the end).

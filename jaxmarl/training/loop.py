@@ -89,7 +89,8 @@ def run(
         seed, num_seeds: seeds ``split(key(seed), num_seeds)``, trained in parallel.
         devices: split the seeds evenly over this many devices (``jaxmarl.training.devices``;
             host devices on a CPU, one thread each). Same results as ``devices=1``.
-        updates_per_chunk: updates per jitted chunk (0: all in one).
+        updates_per_chunk: updates per jitted chunk (0: all in one); the last chunk is
+            shorter when this does not divide the run.
         checkpoint_every: checkpoint every this many chunks (0: only at the end).
         eval_every: greedy evaluation every this many chunks (0: only at the end).
         eval_episodes: envs in a greedy evaluation (0: no evaluation).
