@@ -101,6 +101,11 @@ def train_with_evals(multitask, keys, decisions, num_updates, chunk, eval_envs, 
     return ``[seeds, updates]``. ``show``: ``{metric: label}`` printed after each chunk
     (default: the return).
     """
+    if num_updates % chunk:
+        raise ValueError(
+            f"{num_updates} updates do not split into chunks of {chunk} (the curves would "
+            f"silently drop {num_updates % chunk} updates); choose --chunk dividing them"
+        )
     show = show or {"episode_return": "greedy return"}
     learner = multitask.learner
     init = jax.jit(jax.vmap(multitask.init_with))
