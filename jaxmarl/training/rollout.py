@@ -103,13 +103,13 @@ def rollout(
     def env_step(key, state, actions):
         return env.step(key, state, actions, with_terminal_obs=need_terminal)
 
-    def body(runner: Runner, _):
-        key, action_key, step_key = jax.random.split(runner.key, 3)
+    def body(runner: Runner, step_keys):
+        action_key, env_keys = step_keys
         inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
         carry, action, extras = policy_fn(params, runner.policy_carry, inputs, action_key)
         env_actions = batch.env_actions(action)
         obs, env_state, rewards, dones, infos = jax.vmap(env_step)(
-            jax.random.split(step_key, num_envs), runner.env_state, env_actions
+            env_keys, runner.env_state, env_actions
         )
         missing = [k for k in _LOG_KEYS if k not in infos]
         if missing:
@@ -146,11 +146,20 @@ def rollout(
             env_infos=env_infos,
         )
         next_runner = Runner(
-            env_state=env_state, obs=obs, first=dones["__all__"], policy_carry=carry, key=key
+            env_state=env_state, obs=obs, first=dones["__all__"], policy_carry=carry, key=None
         )
         return next_runner, transition
 
-    return jax.lax.scan(body, runner, None, length=num_steps)
+    # Every key of the rollout in two draws before the loop: on CPU each threefry call is a
+    # small loop of its own, and two of them per step (instead of one per rollout) cost ~10%
+    # of an IPPO-FF rollout.
+    key, action_key, env_key = jax.random.split(runner.key, 3)
+    step_keys = (
+        jax.random.split(action_key, num_steps),
+        jax.random.split(env_key, (num_steps, num_envs)),
+    )
+    last, trajectory = jax.lax.scan(body, runner.replace(key=None), step_keys)
+    return last.replace(key=key), trajectory
 
 
 def episode_metrics(trajectory: Transition) -> dict[str, jax.Array]:
