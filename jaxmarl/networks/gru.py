@@ -24,24 +24,36 @@ import jax.numpy as jnp
 
 
 def _step(kernel, bias, hidden, projected_x, keep):
-    """One step; returns the new state and what the backward pass needs."""
+    """One step; returns the new state and what the backward pass needs.
+
+    ``projected_x`` is ``(px_r, px_z, px_n)``, each ``[N, H]``.
+    """
+    px_r, px_z, px_n = projected_x
     size = hidden.shape[-1]
     hidden = hidden * keep[:, None]
     projected_h = hidden @ kernel
-    r = jax.nn.sigmoid(projected_x[:, :size] + projected_h[:, :size])
-    z = jax.nn.sigmoid(projected_x[:, size : 2 * size] + projected_h[:, size : 2 * size])
+    r = jax.nn.sigmoid(px_r + projected_h[:, :size])
+    z = jax.nn.sigmoid(px_z + projected_h[:, size : 2 * size])
     a = projected_h[:, 2 * size :] + bias
-    n = jnp.tanh(projected_x[:, 2 * size :] + r * a)
+    n = jnp.tanh(px_n + r * a)
     new_hidden = (1.0 - z) * n + z * hidden
     return new_hidden, (hidden, r, z, a, n)
 
 
 def _forward(kernel, bias, hidden, projected_x, keep):
+    # The loop reads each gate's input projection from its own [T, N, H] array: XLA's CPU
+    # kernels are several times slower when a step slices gate blocks out of the minor axis
+    # of a dynamically indexed [T, N, 3H] array (measured: 15.6 -> 5.9 ms for 26 steps of
+    # 3 vmapped seeds x 96 x 64).
+    size = hidden.shape[-1]
+    gates_x = tuple(projected_x[..., i * size : (i + 1) * size] for i in range(3))
+
     def body(hidden, inputs):
-        new_hidden, saved = _step(kernel, bias, hidden, *inputs)
+        gate_x, keep = inputs
+        new_hidden, saved = _step(kernel, bias, hidden, gate_x, keep)
         return new_hidden, (new_hidden, saved)
 
-    last, (outputs, saved) = jax.lax.scan(body, hidden, (projected_x, keep))
+    last, (outputs, saved) = jax.lax.scan(body, hidden, (gates_x, keep))
     return (last, outputs), saved
 
 
