@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmarl.training import minibatch
 from jaxmarl.training.minibatch import packed_sort_plan, permutation
 
 
@@ -61,5 +62,13 @@ def test_enough_rounds_that_ties_in_every_round_are_improbable(n):
     assert random_bits * rounds >= 3 * math.log2(n)
 
 
-def test_too_large_n_falls_back_to_jax_permutation():
+def test_too_large_n_falls_back_to_jax_permutation(monkeypatch):
+    assert packed_sort_plan(2**24)[1] is not None
     assert packed_sort_plan(2**24 + 1)[1] is None
+    # The fallback path itself, on a small n made "too large" by raising the threshold
+    # (a real 2**24 + 1 permutation is too slow for the suite).
+    monkeypatch.setattr(minibatch, "_MIN_RANDOM_BITS", 30)
+    key = jax.random.key(3)
+    assert packed_sort_plan(9)[1] is None
+    np.testing.assert_array_equal(permutation(key, 9), jax.random.permutation(key, 9))
+    assert permutation(key, 9).dtype == jnp.int32
