@@ -125,6 +125,7 @@ def make_pqn(config: PQNConfig) -> Learner:
             state.runner,
             config.num_steps,
             world_state=world_state,
+            record_terminal=config.bootstrap_truncation,
         )
         next_inputs = step_inputs(
             env, batch, runner.obs, runner.env_state, runner.first, world_state

@@ -141,6 +141,11 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             terminated=jnp.zeros((num_steps,), jnp.bool_),
             done=jnp.zeros((num_steps,), jnp.bool_),
             carry=runner.policy_carry[0],
+            terminal_inputs=(
+                jax.tree.map(lambda x: steps(x, num_steps), inputs)
+                if config.bootstrap_truncation
+                else None
+            ),
         )
         return QTrainState(
             params=params,
@@ -162,6 +167,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             state.runner,
             num_steps,
             world_state=world_state,
+            record_terminal=config.bootstrap_truncation,
         )
         next_inputs = step_inputs(
             env, batch, runner.obs, runner.env_state, runner.first, world_state

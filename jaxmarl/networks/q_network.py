@@ -83,6 +83,35 @@ class QNetwork:
         Returns:
             ``(carry [B, A, H], q [T, B, A, num_actions])``.
         """
+        hidden, q, _ = self._forward(params, carry, obs, first)
+        return hidden, q
+
+    def q_values_and_states(
+        self, params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """As ``q_values``, but returns ``(q, states)``: ``states [T, B, A, H]`` is the
+        recurrent state after each step (``H = 0`` for feed-forward trunks), the state from
+        which ``q_values_after`` continues."""
+        _, q, states = self._forward(params, carry, obs, first)
+        return q, states
+
+    def q_values_after(self, params: Params, states: jax.Array, obs: jax.Array) -> jax.Array:
+        """Q-values of ``obs [T, B, A, D]``, each read one step after ``states [T, B, A, H]``.
+
+        Every ``(states[t], obs[t])`` pair is an independent one-step continuation (no scan
+        over ``T``): this values an episode's real last observation from the state its agents
+        had reached, which the stored sequence cannot do because an auto-reset replaced it.
+        """
+        steps, num_envs, num_agents = obs.shape[:3]
+        n = steps * num_envs * num_agents
+        # One step of n independent one-agent "envs".
+        flat = obs.reshape((1, n, 1, *obs.shape[3:]))
+        carry = states.reshape((n, 1, -1))
+        _, q, _ = self._forward(params, carry, flat, jnp.zeros((1, n), dtype=bool))
+        return q.reshape((steps, num_envs, num_agents, -1))
+
+    def _forward(self, params, carry, obs, first):
+        """``(last carry [B, A, H], q [T, B, A, n], states [T, B, A, H])``."""
         steps, num_envs, num_agents = obs.shape[:3]
         n = num_envs * num_agents
         flat_obs = obs.reshape((steps, n, *obs.shape[3:]))
@@ -92,7 +121,11 @@ class QNetwork:
             {"params": params["trunk"]}, carry.reshape((n, -1)), x, flat_first.reshape((steps, n))
         )
         q = self.head.apply({"params": params["heads"]["q"]}, y)
-        return hidden.reshape(carry.shape), q.reshape((steps, num_envs, num_agents, -1))
+        # A recurrent trunk's output at step t is its state after step t (GRUTrunk); a
+        # feed-forward trunk has an empty state.
+        states = y if self.trunk.carry_size else jnp.zeros((steps, n, 0), y.dtype)
+        shape = (steps, num_envs, num_agents)
+        return hidden.reshape(carry.shape), q.reshape((*shape, -1)), states.reshape((*shape, -1))
 
     def mix(self, params: Params, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
         """``agent_q [..., A]``, ``world_state [..., W]`` -> mixed values ``[..., K]``."""

@@ -11,11 +11,16 @@ Pieces, each a pure function:
 * ``QCommonConfig``: the hyperparameters every Q learner has (exploration, optimiser, targets,
   mixer), validated before anything is traced; ``make_optimiser``, ``epsilon_schedule``.
 
-Time limits. The env's ``truncated`` steps are treated as terminations (no bootstrapping), as in
-JaxMARL's Q-learning scripts: after an episode end the next stored observation belongs to the
-next episode, and bootstrapping a truncation would need the pre-reset observation stored as well
-(twice the observation memory in the buffer). This is a bias only for envs whose agents cannot
-see the time; it is documented here rather than hidden.
+Time limits. With ``bootstrap_truncation`` (the default), an episode cut by the env's time
+limit bootstraps from the value of its real last observation, read one step on from the
+recurrent state the agents had reached (``QNetwork.q_values_after``); the rollout records
+those pre-reset observations (``record_terminal``) and each replayed sequence carries them.
+That costs a second copy of the observations in the buffer and one batched extra step of the
+online and target networks per loss. Without it, a time limit counts as a termination (no
+future value): a bias for envs whose agents cannot see the time, such as MPE, where the last
+``1 / (1 - gamma)`` steps of every episode then look better than they are. (JaxMARL's
+Q-learning scripts do neither: an off-by-one in their ``dones`` makes the last step of an
+episode bootstrap from the first observation of the next one.)
 """
 
 from __future__ import annotations
@@ -127,6 +132,8 @@ class QCommonConfig(RolloutUpdates):
         eps_decay: ... over this fraction of the updates, then constant.
         reward_scale: rewards are multiplied by this in the TD targets (JaxMARL's SMAX configs
             use 10, "the original scale of SMAC"); logged returns stay unscaled.
+        bootstrap_truncation: value time-limited episodes' real last observation instead of
+            counting the time limit as a termination (see the module docstring).
     """
 
     env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
@@ -149,6 +156,7 @@ class QCommonConfig(RolloutUpdates):
     eps_finish: float = 0.05
     eps_decay: float = 0.1
     reward_scale: float = 1.0
+    bootstrap_truncation: bool = True
 
     def __post_init__(self):
         require(self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}")
@@ -243,6 +251,9 @@ class QSequence:
         terminated: ``[T, B]`` bool, no bootstrapping after step t.
         done: ``[T, B]`` bool, an episode ended at step t.
         carry: ``[B, A, H]`` recurrent state before ``inputs[0]``.
+        terminal_inputs: ``StepInput`` ``[T, B, ...]``, the real observation after step t
+            where ``done`` (``inputs[t + 1]`` is then the next episode's first); ``None``
+            when time limits count as terminations.
     """
 
     inputs: StepInput
@@ -251,25 +262,32 @@ class QSequence:
     terminated: jax.Array
     done: jax.Array
     carry: jax.Array
+    terminal_inputs: StepInput | None = None
 
     @classmethod
     def from_rollout(
         cls, trajectory: Transition, next_inputs: StepInput, carry: jax.Array
     ) -> QSequence:
-        """From ``rollout``'s trajectory, the inputs after it and the carry before it."""
+        """From ``rollout``'s trajectory, the inputs after it and the carry before it.
+
+        If the rollout recorded pre-reset observations (``record_terminal``), time limits are
+        bootstrapped from them; otherwise they count as terminations.
+        """
         inputs = jax.tree.map(
             lambda steps, last: jnp.concatenate([steps, last[None]]),
             trajectory.inputs,
             next_inputs,
         )
-        done = trajectory.done  # time limits count as terminations (see the module docstring)
+        terminal = trajectory.extras.get("terminal_inputs")
+        done = trajectory.done
         return cls(
             inputs=inputs,
             action=trajectory.action.astype(jnp.int32),
             reward=trajectory.reward,
-            terminated=done,
+            terminated=done if terminal is None else trajectory.terminated,
             done=done,
             carry=carry,
+            terminal_inputs=terminal,
         )
 
     def batch_major(self) -> QSequence:
@@ -294,7 +312,9 @@ def td_loss(
 
     ``next_values_t = mix_target(Q_target(s_{t+1}, a*), world_{t+1})`` with ``a*`` the greedy
     available action of the online network (double Q) or of the target network, then n-step or
-    TD(lambda) targets (``config.returns``) on the mixer's reward (``team_reward``).
+    TD(lambda) targets (``config.returns``) on the mixer's reward (``team_reward``). Where an
+    episode ended at step t and the sequence carries ``terminal_inputs``, ``s_{t+1}`` is the
+    real last observation (bootstrapped unless ``terminated``), not the next episode's first.
 
     Args:
         network: the agents' ``QNetwork`` (mixer included).
@@ -308,21 +328,36 @@ def td_loss(
     Returns:
         ``(loss, {"loss", "q_mean", "target_mean"})``.
     """
-    inputs = sequence.inputs
-    _, q = network.q_values(params, sequence.carry, inputs.obs, inputs.first)  # [T+1, B, A, n]
+    inputs, terminal = sequence.inputs, sequence.terminal_inputs
+    q, states = network.q_values_and_states(params, sequence.carry, inputs.obs, inputs.first)
     if target_params is None:
-        target_params, q_target = jax.lax.stop_gradient((params, q))
+        target_params, q_target, target_states = jax.lax.stop_gradient((params, q, states))
     else:
-        _, q_target = network.q_values(target_params, sequence.carry, inputs.obs, inputs.first)
-    next_avail = inputs.avail_actions[1:]
-    chooser = jax.lax.stop_gradient(q[1:]) if double_q else q_target[1:]
-    next_action = greedy_actions(chooser, next_avail)
-    next_q = jnp.take_along_axis(q_target[1:], next_action[..., None], axis=-1)[..., 0]
+        q_target, target_states = network.q_values_and_states(
+            target_params, sequence.carry, inputs.obs, inputs.first
+        )
+    # What follows each step t: the stored step t + 1, or after an episode end the real last
+    # observation (when recorded), valued from the state reached at step t.
+    chooser = jax.lax.stop_gradient(q[1:])
+    after = (q_target[1:], chooser, inputs.avail_actions[1:], inputs.world_state[1:])
+    if terminal is not None:
+        q_target_end = network.q_values_after(target_params, target_states[:-1], terminal.obs)
+        if double_q:
+            online = jax.lax.stop_gradient((params, states[:-1]))
+            q_online_end = network.q_values_after(*online, terminal.obs)
+        else:
+            q_online_end = q_target_end
+        ends = (q_target_end, q_online_end, terminal.avail_actions, terminal.world_state)
+        ended = lambda x: sequence.done.reshape(sequence.done.shape + (1,) * (x.ndim - 2))
+        after = tuple(jnp.where(ended(end), end, following) for end, following in zip(ends, after))
+    next_q_target, next_q_online, next_avail, next_world = after
+    next_action = greedy_actions(next_q_online if double_q else next_q_target, next_avail)
+    next_q = jnp.take_along_axis(next_q_target, next_action[..., None], axis=-1)[..., 0]
     any_avail = jnp.any(next_avail, axis=-1)
     next_q = jnp.where(any_avail, next_q, 0.0)  # agents with no available action add nothing
     taken = jnp.take_along_axis(q[:-1], sequence.action[..., None], axis=-1)[..., 0]
     q_mixed = network.mix(params, taken, inputs.world_state[:-1])  # [T, B, K]
-    next_mixed = network.mix(target_params, next_q, inputs.world_state[1:])
+    next_mixed = network.mix(target_params, next_q, next_world)
     reward = team_reward(config.mixer, sequence.reward) * config.reward_scale
     width = reward.shape[-1]
     per_value = lambda flags: jnp.broadcast_to(flags[..., None], (*flags.shape, width))

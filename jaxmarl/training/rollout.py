@@ -5,7 +5,10 @@ agent-stacked inputs (``StepInput``: ``[B, A, ...]``) and returning actions ``[B
 ``[B, A, d]``) and per-step extras such as ``log_prob`` and ``value`` (``[B, A]``). Optionally
 ``bootstrap_fn(params, carry, terminal_inputs) -> [B, A]`` values the *real* last observation of
 each step (before the auto-reset); it is stored as ``extras["bootstrap_value"]`` and used for
-truncated episodes. The env must be wrapped in ``LogWrapper`` (episode statistics come from it).
+truncated episodes. Learners that value those observations later (Q-learning replays them
+against a changing target network) ask for them with ``record_terminal=True`` instead: they are
+stored as ``extras["terminal_inputs"]``, a ``StepInput`` per step (valid where the episode ended).
+The env must be wrapped in ``LogWrapper`` (episode statistics come from it).
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ def rollout(
     *,
     bootstrap_fn: BootstrapFn | None = None,
     world_state: bool = False,
+    record_terminal: bool = False,
 ) -> tuple[Runner, Transition]:
     """Run ``num_steps`` steps; returns the new runner and a ``Transition`` with ``[T, B, ...]``.
 
@@ -96,9 +100,11 @@ def rollout(
         bootstrap_fn: values of pre-reset observations (for truncation); ``None`` skips it.
         world_state: compute ``env.get_world_state`` for the inputs (centralised critics,
             mixers); otherwise ``inputs.world_state`` is ``[B, 0]``.
+        record_terminal: store the inputs of pre-reset observations as
+            ``extras["terminal_inputs"]`` (``first`` is all False there).
     """
     num_envs = runner.first.shape[0]
-    need_terminal = bootstrap_fn is not None
+    need_terminal = bootstrap_fn is not None or record_terminal
 
     def env_step(key, state, actions):
         return env.step(key, state, actions, with_terminal_obs=need_terminal)
@@ -127,7 +133,10 @@ def rollout(
                 jnp.zeros_like(runner.first),
                 world_state,
             )
-            extras["bootstrap_value"] = bootstrap_fn(params, carry, terminal_inputs)
+            if bootstrap_fn is not None:
+                extras["bootstrap_value"] = bootstrap_fn(params, carry, terminal_inputs)
+            if record_terminal:
+                extras["terminal_inputs"] = terminal_inputs
         env_infos = {
             name: value
             for name, value in infos.items()

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmarl.networks import MLPEncoder, MLPTrunk, QHead, QNetwork, make_mixer
+from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, QHead, QNetwork, make_mixer
 from jaxmarl.training import targets
 from jaxmarl.training.q_learning import (
     QCommonConfig,
@@ -170,3 +170,73 @@ def test_sequence_batch_major_round_trip():
 def test_invalid_common_configs(overrides, match):
     with pytest.raises(ValueError, match=match):
         QCommonConfig(**overrides)
+
+
+def tiny_gru_network(num_actions=3, num_agents=2):
+    return QNetwork(
+        encoder=MLPEncoder((), 8),
+        trunk=GRUTrunk(6),
+        head=QHead(num_actions),
+        mixer=make_mixer("vdn", 4, 8),
+        num_agents=num_agents,
+    )
+
+
+def test_q_values_after_continues_the_sequence_by_one_step():
+    net = tiny_gru_network()
+    keys = jax.random.split(jax.random.key(8), 4)
+    obs = jax.random.normal(keys[0], (4, 3, 2, 5))
+    extra = jax.random.normal(keys[1], (4, 3, 2, 5))
+    first = jnp.zeros((4, 3), dtype=bool).at[2, 1].set(True)
+    carry = jax.random.normal(keys[2], (3, 2, 6))
+    params = net.init(keys[3], obs[0], jnp.zeros((3, 0)))
+    q, states = net.q_values_and_states(params, carry, obs, first)
+    assert q.shape == (4, 3, 2, 3) and states.shape == (4, 3, 2, 6)
+    after = jax.jit(net.q_values_after)(params, states, extra)
+    for t in range(4):  # reference: rerun the sequence up to t, then read extra[t]
+        continued = jnp.concatenate([obs[: t + 1], extra[t][None]])
+        flags = jnp.concatenate([first[: t + 1], jnp.zeros((1, 3), dtype=bool)])
+        _, reference = net.q_values(params, carry, continued, flags)
+        np.testing.assert_allclose(after[t], reference[-1], rtol=1e-5, atol=1e-6)
+
+
+def test_td_loss_bootstraps_time_limits_from_the_real_last_observation():
+    """Env 0 is cut by the time limit after step 1, env 1 terminates after step 2: the
+    truncated step bootstraps from its terminal observation, the terminated one from nothing,
+    and every other step from the stored next step."""
+    net = tiny_gru_network()
+    seq = tiny_sequence(jax.random.key(9), steps=4, width=5)
+    truncated = jnp.zeros((4, 3), dtype=bool).at[1, 0].set(True)
+    terminated = jnp.zeros((4, 3), dtype=bool).at[2, 1].set(True)
+    first = jnp.zeros((5, 3), dtype=bool).at[2, 0].set(True).at[3, 1].set(True)
+    terminal_obs = jax.random.normal(jax.random.key(10), seq.inputs.obs[1:].shape)
+    seq = seq.replace(
+        inputs=seq.inputs.replace(first=first),
+        terminated=terminated,
+        done=terminated | truncated,
+        carry=jax.random.normal(jax.random.key(11), (3, 2, 6)),
+        terminal_inputs=jax.tree.map(lambda x: x[1:], seq.inputs).replace(obs=terminal_obs),
+    )
+    params = net.init(jax.random.key(12), seq.inputs.obs[0], seq.inputs.world_state[0])
+    target_params = net.init(jax.random.key(13), seq.inputs.obs[0], seq.inputs.world_state[0])
+    config = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1)
+    loss = jax.jit(lambda p, tp: td_loss(net, config, p, tp, seq)[0])(params, target_params)
+
+    inputs = seq.inputs
+    _, q = net.q_values(params, seq.carry, inputs.obs, inputs.first)
+    _, qt = net.q_values(target_params, seq.carry, inputs.obs, inputs.first)
+    # Env 0's real observation after step 1, reached by running its episode on to it.
+    cut = jnp.concatenate([inputs.obs[:2], terminal_obs[1][None]])
+    cut_first = jnp.concatenate([inputs.first[:2], jnp.zeros((1, 3), dtype=bool)])
+    _, q_cut = net.q_values(params, seq.carry, cut, cut_first)
+    _, qt_cut = net.q_values(target_params, seq.carry, cut, cut_first)
+    best = jnp.argmax(q[1:], axis=-1).at[1, 0].set(jnp.argmax(q_cut[-1, 0], axis=-1))
+    values = qt[1:].at[1, 0].set(qt_cut[-1, 0])
+    next_q = jnp.take_along_axis(values, best[..., None], axis=-1)[..., 0].sum(-1)
+    target = seq.reward.sum(-1) + 0.8 * (1.0 - terminated) * next_q
+    taken = jnp.take_along_axis(q[:-1], seq.action[..., None], axis=-1)[..., 0].sum(-1)
+    np.testing.assert_allclose(loss, jnp.mean((taken - target) ** 2), rtol=1e-5)
+    # Counting the time limit as a termination (no terminal inputs) gives a different loss.
+    as_termination = seq.replace(terminated=seq.done, terminal_inputs=None)
+    other = td_loss(net, config, params, target_params, as_termination)[0]
+    assert abs(float(other) - float(loss)) > 1e-4

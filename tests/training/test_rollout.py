@@ -1,0 +1,56 @@
+"""The shared rollout: pre-reset observations recorded for learners that bootstrap time limits."""
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmarl.training.q_learning import QSequence
+from jaxmarl.training.rollout import reset_runner, rollout, step_inputs
+from jaxmarl.wrappers import AgentBatch, LogWrapper
+from tests.toy_envs import CounterEnv
+
+
+def constant_policy(params, carry, inputs, key):
+    return carry, jnp.zeros(inputs.obs.shape[:2], jnp.int32), {}
+
+
+def run(record_terminal, num_steps=7, num_envs=2):
+    # target is unreachable with action 0, so every episode ends at the time limit (3 steps).
+    env = LogWrapper(CounterEnv(target=100, max_steps=3))
+    batch = AgentBatch.from_env(env)
+    runner = reset_runner(env, jax.random.key(0), num_envs, jnp.zeros((num_envs, 2, 0)))
+
+    @jax.jit
+    def go(runner):
+        last, trajectory = rollout(
+            env, batch, constant_policy, None, runner, num_steps, record_terminal=record_terminal
+        )
+        next_inputs = step_inputs(env, batch, last.obs, last.env_state, last.first, False)
+        return trajectory, QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry)
+
+    return go(runner)
+
+
+def test_record_terminal_keeps_the_pre_reset_observation():
+    trajectory, sequence = run(record_terminal=True)
+    ends = np.asarray(trajectory.truncated)
+    assert ends[:, 0].tolist() == [False, False, True, False, False, True, False]
+    terminal = trajectory.extras["terminal_inputs"]
+    assert terminal.obs.shape == trajectory.inputs.obs.shape
+    assert terminal.obs.dtype == jnp.float32
+    # Observation feature 1 is the step counter: 3 in the real last observation, while the
+    # stored next input is the next episode's first (counter 0).
+    np.testing.assert_array_equal(terminal.obs[2, :, :, 1], 3.0)
+    np.testing.assert_array_equal(sequence.inputs.obs[3, :, :, 1], 0.0)
+    assert bool(jnp.all(sequence.inputs.first[3]))
+    # Time limits are not terminations when the terminal inputs are kept.
+    assert not bool(jnp.any(sequence.terminated)) and bool(jnp.all(sequence.done[2]))
+    chex.assert_trees_all_equal(sequence.terminal_inputs, terminal)
+
+
+def test_without_record_terminal_time_limits_are_terminations():
+    trajectory, sequence = run(record_terminal=False)
+    assert "terminal_inputs" not in trajectory.extras and sequence.terminal_inputs is None
+    np.testing.assert_array_equal(sequence.terminated, sequence.done)
+    assert bool(jnp.all(sequence.done[2]))
