@@ -59,6 +59,7 @@ from jaxmarl.training.q_learning import (
     epsilon_schedule,
     q_policies,
     td_loss,
+    truncation_slots,
 )
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.wrappers import AgentBatch, LogWrapper
@@ -254,16 +255,17 @@ def build_mtapn(config: MTAPNConfig) -> MultiTask:
     def task_fns(name: str) -> TaskFns:
         env, batch, network = envs[name], batches[name], networks[name]
         policy_fn, _ = q_policies(network)
+        slots = truncation_slots(env, config.num_steps)
 
         def collect(view, runner, update):
             runner_out, trajectory = rollout(
                 env, batch, policy_fn, (view, epsilon(update)), runner, config.num_steps,
-                world_state=world_state,
+                world_state=world_state, record_terminal=config.bootstrap_truncation,
             )  # fmt: skip
             next_inputs = step_inputs(
                 env, batch, runner_out.obs, runner_out.env_state, runner_out.first, world_state
             )
-            sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry)
+            sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
             return runner_out, sequence, episode_metrics(trajectory)
 
         def minibatches(key, sequence):

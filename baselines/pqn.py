@@ -31,6 +31,7 @@ from jaxmarl.training.q_learning import (
     make_optimiser,
     q_policies,
     td_loss,
+    truncation_slots,
 )
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.training.sgd import sgd_epochs
@@ -92,6 +93,7 @@ def make_pqn(config: PQNConfig) -> Learner:
     batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
     network = build_q_network(config, batch)
     num_envs = config.env.num_envs
+    slots = truncation_slots(env, config.num_steps)
     world_state = config.mixer == "qmix"
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
@@ -130,7 +132,7 @@ def make_pqn(config: PQNConfig) -> Learner:
         next_inputs = step_inputs(
             env, batch, runner.obs, runner.env_state, runner.first, world_state
         )
-        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry)
+        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry, slots)
 
         def minibatches(key):
             steps, carries = sequence_minibatches(

@@ -40,6 +40,7 @@ from jaxmarl.training.q_learning import (
     make_optimiser,
     q_policies,
     td_loss,
+    truncation_slots,
 )
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.training.sgd import sgd_epochs
@@ -121,6 +122,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
     batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
     network = build_q_network(config, batch)
     num_envs, num_steps = config.env.num_envs, config.num_steps
+    slots = truncation_slots(env, num_steps)
     world_state = config.mixer == "qmix"
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
@@ -141,12 +143,12 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             terminated=jnp.zeros((num_steps,), jnp.bool_),
             done=jnp.zeros((num_steps,), jnp.bool_),
             carry=runner.policy_carry[0],
-            terminal_inputs=(
-                jax.tree.map(lambda x: steps(x, num_steps), inputs)
-                if config.bootstrap_truncation
-                else None
-            ),
         )
+        if config.bootstrap_truncation:
+            example = example.replace(
+                terminal_inputs=jax.tree.map(lambda x: steps(x, slots), inputs),
+                terminal_step=jnp.zeros((slots,), jnp.int32),
+            )
         return QTrainState(
             params=params,
             target_params=params,
@@ -172,7 +174,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
         next_inputs = step_inputs(
             env, batch, runner.obs, runner.env_state, runner.first, world_state
         )
-        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry)
+        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry, slots)
         buffer = replay.add(state.buffer, sequence.batch_major())
         env_steps = (state.update + 1) * config.steps_per_update
         learn = replay.can_sample(buffer, config.batch_size) & (env_steps >= config.learning_starts)

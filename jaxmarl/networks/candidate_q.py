@@ -29,8 +29,9 @@ Parameters (one task)::
 
     {"encoder": ..., "trunk": ..., "candidate": ..., "decision": {"trunk", "head"}, "mixer": ...}
 
-``QNetwork``'s interface (``init``, ``initial_carry``, ``q_values``, ``mix``) is kept, so the
-Q-learning core (``jaxmarl.training.q_learning``: ``q_policies``, ``td_loss``) works unchanged.
+``QNetwork``'s interface (``init``, ``initial_carry``, ``q_values``, ``q_values_after``, ``mix``)
+is kept, so the Q-learning core (``jaxmarl.training.q_learning``: ``q_policies``, ``td_loss``)
+works unchanged.
 """
 
 from __future__ import annotations
@@ -118,15 +119,16 @@ class CandidateQNetwork:
             "mixer": mixer.get("params", {}),
         }
 
-    # Same as QNetwork's: they read only ``trunk``, ``num_agents`` and ``mixer``.
+    # Same as QNetwork's: they read only ``trunk``, ``num_agents``, ``mixer`` and ``_forward``.
     initial_carry = QNetwork.initial_carry
     mix = QNetwork.mix
+    q_values = QNetwork.q_values
+    q_values_and_states = QNetwork.q_values_and_states
+    q_values_after = QNetwork.q_values_after
 
-    def q_values(
-        self, params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array
-    ) -> tuple[jax.Array, jax.Array]:
-        """Q-values ``[T, B, A, num_actions]`` of a sequence: ``QNetwork.q_values``'s contract
-        (``carry [B, A, H]``, ``obs [T, B, A, D]``, ``first [T, B]``)."""
+    def _forward(self, params: Params, carry: jax.Array, obs: jax.Array, first: jax.Array):
+        """``(last carry [B, A, H], q [T, B, A, num_actions], states [T, B, A, H])`` of a
+        sequence, as ``QNetwork._forward`` (``obs [T, B, A, D]``, ``first [T, B]``)."""
         steps, num_envs, num_agents = obs.shape[:3]
         n = num_envs * num_agents
         flat_first = jnp.broadcast_to(first[..., None], (steps, num_envs, num_agents))
@@ -145,4 +147,6 @@ class CandidateQNetwork:
             {"params": decision["trunk"]}, no_carry, y, jnp.zeros(y.shape[:2], dtype=bool)
         )
         q = self.decision_head.apply({"params": decision["head"]}, z)  # [T, N * n]
-        return hidden.reshape(carry.shape), q.reshape((steps, num_envs, num_agents, -1))
+        states = h if self.trunk.carry_size else jnp.zeros((steps, n, 0), h.dtype)
+        shape = (steps, num_envs, num_agents)
+        return hidden.reshape(carry.shape), q.reshape((*shape, -1)), states.reshape((*shape, -1))

@@ -13,14 +13,15 @@ Pieces, each a pure function:
 
 Time limits. With ``bootstrap_truncation`` (the default), an episode cut by the env's time
 limit bootstraps from the value of its real last observation, read one step on from the
-recurrent state the agents had reached (``QNetwork.q_values_after``); the rollout records
-those pre-reset observations (``record_terminal``) and each replayed sequence carries them.
-That costs a second copy of the observations in the buffer and one batched extra step of the
-online and target networks per loss. Without it, a time limit counts as a termination (no
-future value): a bias for envs whose agents cannot see the time, such as MPE, where the last
-``1 / (1 - gamma)`` steps of every episode then look better than they are. (JaxMARL's
-Q-learning scripts do neither: an off-by-one in their ``dones`` makes the last step of an
-episode bootstrap from the first observation of the next one.)
+recurrent state the agents had reached (``QNetwork.q_values_after``). The rollout records
+pre-reset observations (``record_terminal``); a replayed sequence keeps only those of its
+time-limit steps, in ``truncation_slots(env, T)`` slots per env (two time limits are at least
+``max_steps`` steps apart, so a 25-step MPE sequence needs one slot, not 25), which bounds the
+extra buffer memory and the extra network passes per loss to those slots. Without it, a time
+limit counts as a termination (no future value): a bias for envs whose agents cannot see the
+time, such as MPE, where the last ``1 / (1 - gamma)`` steps of every episode then look better
+than they are. (JaxMARL's Q-learning scripts do neither: an off-by-one in their ``dones`` makes
+the last step of an episode bootstrap from the first observation of the next one.)
 """
 
 from __future__ import annotations
@@ -251,9 +252,10 @@ class QSequence:
         terminated: ``[T, B]`` bool, no bootstrapping after step t.
         done: ``[T, B]`` bool, an episode ended at step t.
         carry: ``[B, A, H]`` recurrent state before ``inputs[0]``.
-        terminal_inputs: ``StepInput`` ``[T, B, ...]``, the real observation after step t
-            where ``done`` (``inputs[t + 1]`` is then the next episode's first); ``None``
-            when time limits count as terminations.
+        terminal_inputs: ``StepInput`` ``[K, B, ...]``: in slot k, the real last observation
+            of the k-th time-limit step of the sequence (``inputs[t + 1]`` is then the next
+            episode's first); ``None`` when time limits count as terminations.
+        terminal_step: ``[K, B]`` int32, the step of each slot (``T``: slot unused).
     """
 
     inputs: StepInput
@@ -263,15 +265,22 @@ class QSequence:
     done: jax.Array
     carry: jax.Array
     terminal_inputs: StepInput | None = None
+    terminal_step: jax.Array | None = None
 
     @classmethod
     def from_rollout(
-        cls, trajectory: Transition, next_inputs: StepInput, carry: jax.Array
+        cls,
+        trajectory: Transition,
+        next_inputs: StepInput,
+        carry: jax.Array,
+        slots: int | None = None,
     ) -> QSequence:
         """From ``rollout``'s trajectory, the inputs after it and the carry before it.
 
-        If the rollout recorded pre-reset observations (``record_terminal``), time limits are
-        bootstrapped from them; otherwise they count as terminations.
+        If the rollout recorded pre-reset observations (``record_terminal``), the first
+        ``slots`` (default: ``T``) time-limit steps of each env keep theirs and bootstrap from
+        it; time limits beyond the slots (none when ``slots = truncation_slots(env, T)``)
+        and every time limit without recorded observations count as terminations.
         """
         inputs = jax.tree.map(
             lambda steps, last: jnp.concatenate([steps, last[None]]),
@@ -280,15 +289,36 @@ class QSequence:
         )
         terminal = trajectory.extras.get("terminal_inputs")
         done = trajectory.done
-        return cls(
+        sequence = cls(
             inputs=inputs,
             action=trajectory.action.astype(jnp.int32),
             reward=trajectory.reward,
-            terminated=done if terminal is None else trajectory.terminated,
+            terminated=done,
             done=done,
             carry=carry,
-            terminal_inputs=terminal,
         )
+        if terminal is None:
+            return sequence
+        steps = done.shape[0]
+        slots = steps if slots is None else min(slots, steps)
+        truncated = trajectory.truncated
+        slot = jnp.cumsum(truncated, axis=0) - 1  # [T, B]: which slot a time limit takes
+        kept = truncated & (slot < slots)
+        hit = kept[None] & (slot[None] == jnp.arange(slots)[:, None, None])  # [K, T, B]
+        terminal_step = jnp.where(jnp.any(hit, axis=1), jnp.argmax(hit, axis=1), steps)
+        at = jnp.minimum(terminal_step, steps - 1)
+        return sequence.replace(
+            terminated=trajectory.terminated | (truncated & ~kept),
+            terminal_inputs=jax.tree.map(lambda x: _take_steps(x, at), terminal),
+            terminal_step=terminal_step.astype(jnp.int32),
+        )
+
+    def bootstrap_steps(self) -> tuple[jax.Array, jax.Array]:
+        """``(slot [T, B], has [T, B])``: the terminal slot of each step, and whether it has
+        one (a time limit with its real last observation kept)."""
+        steps = self.done.shape[0]
+        hit = self.terminal_step[:, None, :] == jnp.arange(steps)[None, :, None]  # [K, T, B]
+        return jnp.argmax(hit, axis=0), jnp.any(hit, axis=0)
 
     def batch_major(self) -> QSequence:
         """Leaves ``[B, T(+1), ...]``: one item per env (for a replay buffer)."""
@@ -298,6 +328,21 @@ class QSequence:
     def time_major(self) -> QSequence:
         """The inverse of ``batch_major``."""
         return self.batch_major()
+
+
+def _take_steps(x: jax.Array, steps: jax.Array) -> jax.Array:
+    """``x [T, B, ...]`` at ``steps [K, B]`` -> ``[K, B, ...]``."""
+    index = steps.reshape(steps.shape + (1,) * (x.ndim - 2))
+    return jnp.take_along_axis(x, index, axis=0)
+
+
+def truncation_slots(env: Any, num_steps: int) -> int:
+    """Time limits one env can hit in ``num_steps`` consecutive steps: ``num_steps`` for an env
+    without ``max_steps``, else ``ceil(num_steps / max_steps)`` (they are ``max_steps`` apart)."""
+    max_steps = getattr(env, "max_steps", None)
+    if not max_steps:
+        return num_steps
+    return min(num_steps, (num_steps - 1) // int(max_steps) + 1)
 
 
 def td_loss(
@@ -341,15 +386,25 @@ def td_loss(
     chooser = jax.lax.stop_gradient(q[1:])
     after = (q_target[1:], chooser, inputs.avail_actions[1:], inputs.world_state[1:])
     if terminal is not None:
-        q_target_end = network.q_values_after(target_params, target_states[:-1], terminal.obs)
+        last_step = sequence.done.shape[0] - 1
+        # The state after step t (states[t]) is where the real last observation is read from.
+        slot_states = lambda x: _take_steps(x, jnp.minimum(sequence.terminal_step, last_step))
+        q_target_end = network.q_values_after(
+            target_params, slot_states(target_states), terminal.obs
+        )  # [K, B, A, n]
         if double_q:
-            online = jax.lax.stop_gradient((params, states[:-1]))
+            online = jax.lax.stop_gradient((params, slot_states(states)))
             q_online_end = network.q_values_after(*online, terminal.obs)
         else:
             q_online_end = q_target_end
         ends = (q_target_end, q_online_end, terminal.avail_actions, terminal.world_state)
-        ended = lambda x: sequence.done.reshape(sequence.done.shape + (1,) * (x.ndim - 2))
-        after = tuple(jnp.where(ended(end), end, following) for end, following in zip(ends, after))
+        slot, has = sequence.bootstrap_steps()
+        placed = lambda end: _take_steps(end, slot)  # [T, B, ...]
+        has_for = lambda x: has.reshape(has.shape + (1,) * (x.ndim - 2))
+        after = tuple(
+            jnp.where(has_for(following), placed(end), following)
+            for end, following in zip(ends, after)
+        )
     next_q_target, next_q_online, next_avail, next_world = after
     next_action = greedy_actions(next_q_online if double_q else next_q_target, next_avail)
     next_q = jnp.take_along_axis(next_q_target, next_action[..., None], axis=-1)[..., 0]

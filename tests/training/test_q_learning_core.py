@@ -209,13 +209,15 @@ def test_td_loss_bootstraps_time_limits_from_the_real_last_observation():
     truncated = jnp.zeros((4, 3), dtype=bool).at[1, 0].set(True)
     terminated = jnp.zeros((4, 3), dtype=bool).at[2, 1].set(True)
     first = jnp.zeros((5, 3), dtype=bool).at[2, 0].set(True).at[3, 1].set(True)
-    terminal_obs = jax.random.normal(jax.random.key(10), seq.inputs.obs[1:].shape)
+    terminal_obs = jax.random.normal(jax.random.key(10), (1, *seq.inputs.obs.shape[1:]))
     seq = seq.replace(
         inputs=seq.inputs.replace(first=first),
         terminated=terminated,
         done=terminated | truncated,
         carry=jax.random.normal(jax.random.key(11), (3, 2, 6)),
-        terminal_inputs=jax.tree.map(lambda x: x[1:], seq.inputs).replace(obs=terminal_obs),
+        # One slot per env: env 0's time limit at step 1; envs 1 and 2 have none (step T).
+        terminal_inputs=jax.tree.map(lambda x: x[:1], seq.inputs).replace(obs=terminal_obs),
+        terminal_step=jnp.array([[1, 4, 4]], dtype=jnp.int32),
     )
     params = net.init(jax.random.key(12), seq.inputs.obs[0], seq.inputs.world_state[0])
     target_params = net.init(jax.random.key(13), seq.inputs.obs[0], seq.inputs.world_state[0])
@@ -226,7 +228,7 @@ def test_td_loss_bootstraps_time_limits_from_the_real_last_observation():
     _, q = net.q_values(params, seq.carry, inputs.obs, inputs.first)
     _, qt = net.q_values(target_params, seq.carry, inputs.obs, inputs.first)
     # Env 0's real observation after step 1, reached by running its episode on to it.
-    cut = jnp.concatenate([inputs.obs[:2], terminal_obs[1][None]])
+    cut = jnp.concatenate([inputs.obs[:2], terminal_obs])
     cut_first = jnp.concatenate([inputs.first[:2], jnp.zeros((1, 3), dtype=bool)])
     _, q_cut = net.q_values(params, seq.carry, cut, cut_first)
     _, qt_cut = net.q_values(target_params, seq.carry, cut, cut_first)
@@ -237,6 +239,6 @@ def test_td_loss_bootstraps_time_limits_from_the_real_last_observation():
     taken = jnp.take_along_axis(q[:-1], seq.action[..., None], axis=-1)[..., 0].sum(-1)
     np.testing.assert_allclose(loss, jnp.mean((taken - target) ** 2), rtol=1e-5)
     # Counting the time limit as a termination (no terminal inputs) gives a different loss.
-    as_termination = seq.replace(terminated=seq.done, terminal_inputs=None)
+    as_termination = seq.replace(terminated=seq.done, terminal_inputs=None, terminal_step=None)
     other = td_loss(net, config, params, target_params, as_termination)[0]
     assert abs(float(other) - float(loss)) > 1e-4

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmarl.training.q_learning import QSequence
+from jaxmarl.training.q_learning import QSequence, truncation_slots
 from jaxmarl.training.rollout import reset_runner, rollout, step_inputs
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 from tests.toy_envs import CounterEnv
@@ -15,11 +15,12 @@ def constant_policy(params, carry, inputs, key):
     return carry, jnp.zeros(inputs.obs.shape[:2], jnp.int32), {}
 
 
-def run(record_terminal, num_steps=7, num_envs=2):
+def run(record_terminal, num_steps=7, num_envs=2, slots=None):
     # target is unreachable with action 0, so every episode ends at the time limit (3 steps).
     env = LogWrapper(CounterEnv(target=100, max_steps=3))
     batch = AgentBatch.from_env(env)
     runner = reset_runner(env, jax.random.key(0), num_envs, jnp.zeros((num_envs, 2, 0)))
+    slots = truncation_slots(env, num_steps) if slots is None else slots
 
     @jax.jit
     def go(runner):
@@ -27,9 +28,18 @@ def run(record_terminal, num_steps=7, num_envs=2):
             env, batch, constant_policy, None, runner, num_steps, record_terminal=record_terminal
         )
         next_inputs = step_inputs(env, batch, last.obs, last.env_state, last.first, False)
-        return trajectory, QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry)
+        sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
+        return trajectory, sequence
 
     return go(runner)
+
+
+def test_truncation_slots_bound_the_time_limits_of_a_sequence():
+    env = CounterEnv(max_steps=3)
+    assert [truncation_slots(env, t) for t in (1, 3, 4, 6, 7)] == [1, 1, 2, 2, 3]
+    assert truncation_slots(LogWrapper(env), 7) == 3  # read through wrappers
+    env.max_steps = None
+    assert truncation_slots(env, 7) == 7
 
 
 def test_record_terminal_keeps_the_pre_reset_observation():
@@ -44,13 +54,27 @@ def test_record_terminal_keeps_the_pre_reset_observation():
     np.testing.assert_array_equal(terminal.obs[2, :, :, 1], 3.0)
     np.testing.assert_array_equal(sequence.inputs.obs[3, :, :, 1], 0.0)
     assert bool(jnp.all(sequence.inputs.first[3]))
-    # Time limits are not terminations when the terminal inputs are kept.
+    # Time limits are not terminations when the terminal inputs are kept: steps 2 and 5 take
+    # the first two of the sequence's 3 slots, the third is unused (step T = 7).
     assert not bool(jnp.any(sequence.terminated)) and bool(jnp.all(sequence.done[2]))
-    chex.assert_trees_all_equal(sequence.terminal_inputs, terminal)
+    np.testing.assert_array_equal(sequence.terminal_step, [[2, 2], [5, 5], [7, 7]])
+    kept = jax.tree.map(lambda x: x[jnp.array([2, 5, 6])], terminal)
+    chex.assert_trees_all_equal(sequence.terminal_inputs, kept)
+    slot, has = sequence.bootstrap_steps()
+    np.testing.assert_array_equal(has[:, 0], [False, False, True, False, False, True, False])
+    np.testing.assert_array_equal(slot[[2, 5], 0], [0, 1])
+
+
+def test_time_limits_beyond_the_slots_count_as_terminations():
+    _, sequence = run(record_terminal=True, slots=1)
+    assert sequence.terminal_inputs.obs.shape[0] == 1
+    np.testing.assert_array_equal(sequence.terminal_step, [[2, 2]])
+    np.testing.assert_array_equal(sequence.terminated[:, 0], [0, 0, 0, 0, 0, 1, 0])
 
 
 def test_without_record_terminal_time_limits_are_terminations():
     trajectory, sequence = run(record_terminal=False)
-    assert "terminal_inputs" not in trajectory.extras and sequence.terminal_inputs is None
+    assert "terminal_inputs" not in trajectory.extras
+    assert sequence.terminal_inputs is None and sequence.terminal_step is None
     np.testing.assert_array_equal(sequence.terminated, sequence.done)
     assert bool(jnp.all(sequence.done[2]))
