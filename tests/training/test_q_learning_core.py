@@ -6,7 +6,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, QHead, QNetwork, make_mixer
+from jaxmarl.networks import (
+    GRUTrunk,
+    MLPEncoder,
+    MLPTrunk,
+    QHead,
+    QNetwork,
+    ValueHead,
+    make_mixer,
+)
+from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.training import targets
 from jaxmarl.training.q_learning import (
     QCommonConfig,
@@ -182,8 +191,21 @@ def tiny_gru_network(num_actions=3, num_agents=2):
     )
 
 
-def test_q_values_after_continues_the_sequence_by_one_step():
-    net = tiny_gru_network()
+def tiny_candidate_network(num_actions=3, num_agents=2):
+    return CandidateQNetwork(
+        encoder=MLPEncoder((), 8),
+        trunk=GRUTrunk(6),
+        candidate=CandidateLayer(num_actions, 6),
+        decision_trunk=MLPTrunk((8,)),
+        decision_head=ValueHead(),
+        mixer=make_mixer("vdn", 4, 8),
+        num_agents=num_agents,
+    )
+
+
+@pytest.mark.parametrize("build", [tiny_gru_network, tiny_candidate_network])
+def test_q_values_after_continues_the_sequence_by_one_step(build):
+    net = build()
     keys = jax.random.split(jax.random.key(8), 4)
     obs = jax.random.normal(keys[0], (4, 3, 2, 5))
     extra = jax.random.normal(keys[1], (4, 3, 2, 5))
