@@ -7,7 +7,10 @@ with other learners (rollout, GAE, losses, minibatching, networks, agent batchin
 ``jaxmarl.training`` / ``jaxmarl.networks``; this file adds only what is PPO.
 
 Parameters are shared across agents (one actor, one critic, agents stacked on an axis; add
-``network.agent_id=true`` to let them tell themselves apart). Truncated episodes bootstrap
+``network.agent_id=true`` to let them tell themselves apart). A centralised critic reads the
+world state plus a one-hot agent id, or with ``critic_agent_id=false`` the world state alone
+(JaxMARL's MPE MAPPO critic): then every agent of an env has the same value, so the critic runs
+once per env and minibatches keep an env's agents together. Truncated episodes bootstrap
 from the value of their real last observation (``bootstrap_truncation``; JaxMARL's scripts
 treat a time limit as a termination, which ``bootstrap_truncation=false`` reproduces).
 """
@@ -58,7 +61,9 @@ class PPOConfig(RolloutUpdates):
     Attributes:
         env, network, run: shared sections (``jaxmarl.training.config``).
         critic: ``"local"`` reads each agent's observation; ``"centralised"`` reads the env's
-            world state plus a one-hot agent id.
+            world state plus (``critic_agent_id``) a one-hot agent id.
+        critic_agent_id: give the centralised critic the agent id. Without it the critic is
+            one value per env, computed once per env instead of once per agent.
         num_steps: rollout length ``T`` per update.
         lr: Adam learning rate; ``anneal_lr`` decays it linearly to 0 over training.
         gamma, gae_lambda: discount and GAE lambda.
@@ -76,6 +81,7 @@ class PPOConfig(RolloutUpdates):
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     run: RunConfig = dataclasses.field(default_factory=RunConfig)
     critic: str = "local"
+    critic_agent_id: bool = True
     num_steps: int = 128
     lr: float = 2.5e-4
     anneal_lr: bool = True
@@ -93,6 +99,11 @@ class PPOConfig(RolloutUpdates):
 
     def __post_init__(self):
         require(self.critic in CRITICS, f"critic must be one of {CRITICS}, got {self.critic!r}")
+        require(
+            self.critic == "centralised" or self.critic_agent_id,
+            "critic_agent_id=false needs critic=centralised (a local critic reads each agent's "
+            "own observation; use network.agent_id to add ids to it)",
+        )
         require_positive(
             "ppo",
             num_steps=self.num_steps,
@@ -146,13 +157,16 @@ class TrainState:
 
 @struct.dataclass
 class PPOBatch:
-    """What the PPO loss reads, laid out ``[T, N, ...]`` (time, agents of all envs).
+    """What the PPO loss reads, laid out ``[T, G, a, ...]``: time, then the ``G`` units that
+    minibatches shuffle, each holding ``a`` agents that share one critic evaluation (``a = 1``,
+    ``G`` = envs x agents for per-agent critics; ``a`` = agents, ``G`` = envs for a critic of the
+    world state alone).
 
     Attributes:
-        obs: ``[T, N, D]`` actor input.  critic_input: ``[T, N, C]``.
-        avail_actions: ``[T, N, num_actions]`` bool.  first: ``[T, N]`` bool.
-        action: ``[T, N]`` or ``[T, N, d]``.  log_prob, value: ``[T, N]`` at collection time.
-        advantages, value_targets: ``[T, N]``.
+        obs: ``[T, G, a, D]`` actor input.  critic_input: ``[T, G, C]``.
+        avail_actions: ``[T, G, a, num_actions]`` bool.  first: ``[T, G, a]`` bool.
+        action: ``[T, G, a]`` or ``[T, G, a, d]``.  log_prob, value: ``[T, G, a]`` at
+        collection time.  advantages, value_targets: ``[T, G, a]``.
     """
 
     obs: jax.Array
@@ -164,6 +178,12 @@ class PPOBatch:
     value: jax.Array
     advantages: jax.Array
     value_targets: jax.Array
+
+
+def merge_axes(x: jax.Array, axis: int) -> jax.Array:
+    """``x`` with axes ``axis`` and ``axis + 1`` merged into one (row-major)."""
+    shape = x.shape
+    return x.reshape((*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :]))
 
 
 def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
@@ -216,64 +236,92 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
     """PPO's rollout, targets and loss for ``env`` (``LogWrapper``-wrapped) and ``network``."""
     num_envs, num_agents = config.env.num_envs, batch.num_agents
     centralised = config.critic == "centralised"
+    # Agents per critic evaluation: all of an env's agents when the critic reads the world
+    # state alone (their values are equal), else one. Minibatches shuffle whole such groups.
+    shared = num_agents if centralised and not config.critic_agent_id else 1
+    critics_per_env = num_agents // shared
 
     def critic_input(inputs: StepInput) -> jax.Array:
-        """``[..., B, A, C]``: own observation, or world state + one-hot agent id."""
+        """``[..., B, c, C]`` (``c = critics_per_env``): own observation, world state + one-hot
+        agent id, or the world state alone (``c = 1``)."""
         if not centralised:
             return inputs.obs
-        *lead, width = inputs.world_state.shape
-        world = jnp.broadcast_to(inputs.world_state[..., None, :], (*lead, num_agents, width))
+        world = inputs.world_state[..., None, :]
+        if shared > 1:
+            return world
+        *lead, _, width = world.shape
+        world = jnp.broadcast_to(world, (*lead, num_agents, width))
         ids = jnp.broadcast_to(batch.agent_ids(), (*lead, num_agents, num_agents))
         return jnp.concatenate([world, ids], axis=-1)
 
-    def agents_first(first: jax.Array) -> jax.Array:
-        """Per-env flags ``[..., B]`` -> per-agent ``[..., B, A]``."""
-        return jnp.broadcast_to(first[..., None], (*first.shape, num_agents))
+    def per_agent(first: jax.Array, count: int = num_agents) -> jax.Array:
+        """Per-env flags ``[..., B]`` -> ``[..., B, count]``."""
+        return jnp.broadcast_to(first[..., None], (*first.shape, count))
 
     def one_step(x: jax.Array) -> jax.Array:
-        """``[B, A, ...]`` -> ``[1, B*A, ...]``: one time step of every agent."""
-        return x.reshape((1, x.shape[0] * num_agents, *x.shape[2:]))
+        """``[B, n, ...]`` -> ``[1, B*n, ...]``: one time step of every agent (or critic)."""
+        return x.reshape((1, x.shape[0] * x.shape[1], *x.shape[2:]))
 
-    def act(params, carry, inputs: StepInput):
-        actor_carry, critic_carry = carry
-        first = one_step(agents_first(inputs.first))
-        actor_carry, dist = network.policy(
-            params, actor_carry, one_step(inputs.obs), first, one_step(inputs.avail_actions)
-        )
+    def env_major(x: jax.Array, envs: int) -> jax.Array:
+        """``[1, B*n, ...]`` -> ``[B, n, ...]`` (``B = envs``), the inverse of ``one_step``."""
+        return x.reshape((envs, -1, *x.shape[2:]))
+
+    def values_of(params, critic_carry, inputs: StepInput):
+        """Critic on one step: ``(critic carry, values [B, A])`` (shared values broadcast)."""
+        first = one_step(per_agent(inputs.first, critics_per_env))
         critic_carry, value = network.value(
             params, critic_carry, one_step(critic_input(inputs)), first
         )
-        return (actor_carry, critic_carry), dist, value
+        value = env_major(value, inputs.first.shape[0])  # [B, c]
+        return critic_carry, jnp.broadcast_to(value, (value.shape[0], num_agents))
+
+    def act(params, actor_carry, inputs: StepInput):
+        first = one_step(per_agent(inputs.first))
+        return network.policy(
+            params, actor_carry, one_step(inputs.obs), first, one_step(inputs.avail_actions)
+        )
 
     def policy_fn(params, carry, inputs: StepInput, key):
-        carry, dist, value = act(params, carry, inputs)
+        actor_carry, critic_carry = carry
+        actor_carry, dist = act(params, actor_carry, inputs)
+        critic_carry, value = values_of(params, critic_carry, inputs)
         action = dist.sample(seed=key)
-        per_agent = lambda x: x.reshape((inputs.obs.shape[0], num_agents, *x.shape[2:]))
-        extras = {"log_prob": per_agent(dist.log_prob(action)), "value": per_agent(value)}
-        return carry, per_agent(action), extras
+        num = inputs.first.shape[0]
+        extras = {"log_prob": env_major(dist.log_prob(action), num), "value": value}
+        return (actor_carry, critic_carry), env_major(action, num), extras
 
     def greedy_policy(params, carry, inputs: StepInput):
-        carry, dist, _ = act(params, carry, inputs)
-        action = dist.mode()
-        return carry, action.reshape((inputs.obs.shape[0], num_agents, *action.shape[2:]))
+        actor_carry, critic_carry = carry
+        actor_carry, dist = act(params, actor_carry, inputs)
+        action = env_major(dist.mode(), inputs.first.shape[0])
+        return (actor_carry, critic_carry), action
 
     def state_value(params, carry, inputs: StepInput) -> jax.Array:
         """``[B, A]`` values of ``inputs`` given the critic carry (no reset: not a first step)."""
-        first = one_step(agents_first(inputs.first))
-        _, value = network.value(params, carry[1], one_step(critic_input(inputs)), first)
-        return value.reshape((inputs.obs.shape[0], num_agents))
+        return values_of(params, carry[1], inputs)[1]
 
     def loss_fn(params, minibatch: tuple[PPOBatch, tuple[jax.Array, jax.Array]]):
         minibatch, (actor_carry, critic_carry) = minibatch
+        agents = lambda x: merge_axes(x, 1)  # [T, G, a, ...] -> [T, G*a, ...]
         _, dist = network.policy(
-            params, actor_carry, minibatch.obs, minibatch.first, minibatch.avail_actions
+            params,
+            merge_axes(actor_carry, 0),  # [G, a, H] -> [G*a, H]
+            agents(minibatch.obs),
+            agents(minibatch.first),
+            agents(minibatch.avail_actions),
         )
-        _, values = network.value(params, critic_carry, minibatch.critic_input, minibatch.first)
+        _, values = network.value(
+            params, critic_carry, minibatch.critic_input, minibatch.first[..., 0]
+        )  # [T, G]
+        values = jnp.broadcast_to(values[..., None], minibatch.value_targets.shape)
         advantages = minibatch.advantages
         if config.normalize_advantages:
             advantages = losses.normalize(advantages)
         policy_loss, stats = losses.ppo_policy_loss(
-            dist.log_prob(minibatch.action), minibatch.log_prob, advantages, config.clip_eps
+            dist.log_prob(agents(minibatch.action)),
+            agents(minibatch.log_prob),
+            agents(advantages),
+            config.clip_eps,
         )
         value_clip = config.clip_eps if config.clip_value else None
         value_loss = losses.value_loss(values, minibatch.value, minibatch.value_targets, value_clip)
@@ -293,10 +341,10 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
             env, batch, runner.obs, runner.env_state, runner.first, centralised
         )
         last_value = state_value(params, runner.policy_carry, last_inputs)
-        done = agents_first(trajectory.done)
+        done = per_agent(trajectory.done)
         if config.bootstrap_truncation:
             bootstrap = trajectory.extras["bootstrap_value"]
-            terminated = agents_first(trajectory.terminated)
+            terminated = per_agent(trajectory.terminated)
         else:
             bootstrap = jnp.zeros_like(values)
             terminated = done
@@ -305,15 +353,17 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
             trajectory.reward, values, following, terminated, done, config.gamma, config.gae_lambda
         )
 
+    groups = num_envs * critics_per_env
+
     def ppo_batch(trajectory: Transition, advantages, value_targets) -> PPOBatch:
-        """Trajectory ``[T, B, A, ...]`` -> ``PPOBatch`` ``[T, B*A, ...]``."""
+        """Trajectory ``[T, B, A, ...]`` -> ``PPOBatch`` ``[T, G, a, ...]``."""
         t = config.num_steps
-        seq = lambda x: x.reshape((t, num_envs * num_agents, *x.shape[3:]))
+        seq = lambda x: x.reshape((t, groups, shared, *x.shape[3:]))
         return PPOBatch(
             obs=seq(trajectory.inputs.obs),
-            critic_input=seq(critic_input(trajectory.inputs)),
+            critic_input=merge_axes(critic_input(trajectory.inputs), 1),  # [T, B*c, ...]
             avail_actions=seq(trajectory.inputs.avail_actions),
-            first=seq(agents_first(trajectory.inputs.first)),
+            first=seq(per_agent(trajectory.inputs.first)),
             action=seq(trajectory.action),
             log_prob=seq(trajectory.extras["log_prob"]),
             value=seq(trajectory.extras["value"]),
@@ -322,12 +372,15 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
         )
 
     def init_params(params_key: jax.Array, env_key: jax.Array):
-        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs * num_agents))
+        runner = reset_runner(env, env_key, num_envs, initial_carry(num_envs))
         inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, centralised)
         params = network.init(
             params_key, one_step(inputs.obs)[0], one_step(critic_input(inputs))[0]
         )
         return params, runner
+
+    def initial_carry(n: int):
+        return network.initial_carry(n * num_agents, n * critics_per_env)
 
     def collect(params, runner: Runner):
         start_carry = runner.policy_carry
@@ -346,9 +399,14 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
         return runner, (data, start_carry), episode_metrics(trajectory)
 
     def minibatches(key: jax.Array, data):
-        steps, start_carry = data
+        steps, (actor_carry, critic_carry) = data
+        actor_carry = actor_carry.reshape((groups, shared, actor_carry.shape[-1]))
         return sequence_minibatches(
-            key, steps, start_carry, config.num_minibatches, config.network.recurrent
+            key,
+            steps,
+            (actor_carry, critic_carry),
+            config.num_minibatches,
+            config.network.recurrent,
         )
 
     return PPOParts(
@@ -357,7 +415,7 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
         minibatches=minibatches,
         loss_fn=loss_fn,
         greedy_policy=greedy_policy,
-        initial_carry=lambda n: network.initial_carry(n * num_agents),
+        initial_carry=initial_carry,
         uses_world_state=centralised,
     )
 

@@ -8,7 +8,9 @@ loaded, shared across tasks or frozen (``optax.multi_transform`` on these labels
 
 The critic is a separate tower (as in the IPPO/MAPPO reference setups): its input is the agent's
 own observation (IPPO) or the world state (MAPPO). All arrays are ``[T, N, ...]``: time, then a
-flat batch ``N`` (envs x agents), so one parameter set serves every agent.
+flat batch ``N`` (envs x agents), so one parameter set serves every agent. The critic's batch
+may differ from the actor's: a critic that reads only the world state gives every agent of an env
+the same value, so it runs once per env (``N_c`` = envs) instead of once per agent.
 """
 
 from __future__ import annotations
@@ -37,9 +39,9 @@ class ActorCritic:
     value_head: nn.Module
 
     def init(self, key: jax.Array, obs: jax.Array, critic_input: jax.Array) -> Params:
-        """Parameters from example inputs ``obs`` ``[N, D]`` and ``critic_input`` ``[N, Dc]``."""
+        """Parameters from example inputs ``obs`` ``[N, D]`` and ``critic_input`` ``[N_c, Dc]``."""
         keys = jax.random.split(key, 6)
-        n = obs.shape[0]
+        n, n_critic = obs.shape[0], critic_input.shape[0]
         first = jax.numpy.zeros((1, n), dtype=bool)
         embed = self.encoder.init(keys[0], obs[None])
         x = self.encoder.apply(embed, obs[None])
@@ -48,12 +50,10 @@ class ActorCritic:
         policy = self.policy_head.init(keys[2], y)
         critic_embed = self.critic_encoder.init(keys[3], critic_input[None])
         cx = self.critic_encoder.apply(critic_embed, critic_input[None])
-        critic_trunk = self.critic_trunk.init(
-            keys[4], initial_carry(self.critic_trunk, n), cx, first
-        )
-        _, cy = self.critic_trunk.apply(
-            critic_trunk, initial_carry(self.critic_trunk, n), cx, first
-        )
+        critic_first = jax.numpy.zeros((1, n_critic), dtype=bool)
+        critic_carry = initial_carry(self.critic_trunk, n_critic)
+        critic_trunk = self.critic_trunk.init(keys[4], critic_carry, cx, critic_first)
+        _, cy = self.critic_trunk.apply(critic_trunk, critic_carry, cx, critic_first)
         value = self.value_head.init(keys[5], cy)
         return {
             "encoder": embed["params"],
@@ -66,9 +66,12 @@ class ActorCritic:
             },
         }
 
-    def initial_carry(self, batch: int) -> tuple[jax.Array, jax.Array]:
-        """Zero recurrent states ``(actor [N, H], critic [N, Hc])``."""
-        return initial_carry(self.trunk, batch), initial_carry(self.critic_trunk, batch)
+    def initial_carry(
+        self, batch: int, critic_batch: int | None = None
+    ) -> tuple[jax.Array, jax.Array]:
+        """Zero recurrent states ``(actor [N, H], critic [N_c, Hc])``; ``N_c`` defaults to ``N``."""
+        critic_batch = batch if critic_batch is None else critic_batch
+        return initial_carry(self.trunk, batch), initial_carry(self.critic_trunk, critic_batch)
 
     def policy(
         self,
@@ -86,7 +89,7 @@ class ActorCritic:
     def value(
         self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
     ) -> tuple[jax.Array, jax.Array]:
-        """``critic_input`` ``[T, N, Dc]`` -> (hidden, values ``[T, N]``)."""
+        """``critic_input`` ``[T, N_c, Dc]`` -> (hidden, values ``[T, N_c]``)."""
         critic = params["critic"]
         x = self.critic_encoder.apply({"params": critic["encoder"]}, critic_input)
         hidden, y = self.critic_trunk.apply({"params": critic["trunk"]}, hidden, x, first)

@@ -83,14 +83,15 @@ def shuffle_and_split(key: jax.Array, batch: Any, num_minibatches: int, axis: in
 def sequence_minibatches(
     key: jax.Array, steps: Any, carries: Any, num_minibatches: int, recurrent: bool
 ) -> tuple[Any, Any]:
-    """Minibatches of time-major data ``[T, N, ...]`` with recurrent states ``[N, H]``.
+    """Minibatches of time-major data ``[T, N, ...]`` with recurrent states ``[N, ...]``.
 
     Recurrent: ``N / M`` whole sequences each, with their initial states. Feed-forward: every
     step is an independent sample, so ``T * N / M`` samples each, shaped as one-step sequences
-    ``[1, S, ...]`` with zero states.
+    ``[1, S, ...]`` with zero states. A unit ``n`` may hold several sequences (e.g. every agent
+    of an env: ``[T, N, A, ...]`` and states ``[N, A, H]``); they stay together.
 
     Returns:
-        ``(steps [M, T', N', ...], carries [M, N', H])``.
+        ``(steps [M, T', N', ...], carries [M, N', ...])``.
     """
     if recurrent:
         # States ride along as a length-1 time axis so one permutation moves everything.
@@ -103,6 +104,6 @@ def sequence_minibatches(
     split = jax.tree.map(lambda x: x[:, None], split)  # [M, 1, S, ...]
     size = jax.tree.leaves(split)[0].shape[2]
     zeros = jax.tree.map(
-        lambda c: jnp.zeros((num_minibatches, size, c.shape[-1]), c.dtype), carries
+        lambda c: jnp.zeros((num_minibatches, size, *c.shape[1:]), c.dtype), carries
     )
     return split, zeros

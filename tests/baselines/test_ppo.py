@@ -33,6 +33,7 @@ def small_config(**overrides):
         (dict(critic="global"), r"critic must be one of"),
         (dict(run=RunConfig(total_timesteps=1000)), r"use run.total_timesteps=960 or 1024"),
         (dict(gamma=1.5), r"gamma must be in"),
+        (dict(critic_agent_id=False), r"critic_agent_id=false needs critic=centralised"),
     ],
 )
 def test_invalid_configs_fail_before_building(overrides, match):
@@ -60,12 +61,16 @@ def test_config_is_frozen_and_hashable():
         ("mlp", "local", {}),
         ("gru", "centralised", {}),
         ("mlp", "centralised", {"action_type": "Continuous"}),
+        ("gru", "shared", {}),
+        ("mlp", "shared", {}),
     ],
 )
 def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
+    # "shared": the centralised critic without agent ids, one evaluation per env.
     config = small_config(
         network=NetworkConfig(trunk=trunk, trunk_sizes=(32,), embed_dim=32, gru_size=16),
-        critic=critic,
+        critic="centralised" if critic == "shared" else critic,
+        critic_agent_id=critic != "shared",
         env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4, env_kwargs=env_kwargs),
     )
     state, metrics = jax.jit(make_train(config))(jax.random.key(0))
@@ -117,3 +122,96 @@ def test_ippo_improves_clearly_over_random_policy():
     # A random policy scores about -27 on MPE_simple_v3 (25 steps); learning roughly halves it.
     assert first < -20.0, first
     assert last > first + 8.0, (first, last)
+
+
+def _collected(config):
+    """A learner's PPO parts and one collected rollout (params, batch, start carries)."""
+    from jaxmarl.baselines.ppo import build_network, ppo_parts
+
+    learner = make_ppo(config)
+    network = build_network(config, learner.batch)
+    parts = ppo_parts(config, learner.env, learner.batch, network)
+    params, runner = parts.init_params(jax.random.key(1), jax.random.key(2))
+    # A few updates' worth of steps so recurrent carries are not all zero.
+    runner, _, _ = parts.collect(params, runner)
+    _, data, _ = parts.collect(params, runner)
+    return learner, network, parts, params, data
+
+
+@pytest.mark.parametrize("trunk", ["gru", "mlp"])
+def test_world_state_critic_runs_once_per_env_and_keeps_env_agents_together(trunk):
+    config = small_config(
+        network=NetworkConfig(trunk=trunk, trunk_sizes=(32,), embed_dim=32, gru_size=16),
+        critic="centralised",
+        critic_agent_id=False,
+    )
+    learner, _, parts, params, (steps, (actor_carry, critic_carry)) = _collected(config)
+    agents, envs, t = learner.batch.num_agents, config.env.num_envs, config.num_steps
+    # One critic per env: input [T, B, W], groups of all 3 agents, carries per env.
+    assert steps.critic_input.shape == (t, envs, 3 * 18)
+    assert steps.obs.shape == (t, envs, agents, 18)
+    assert steps.value.shape == steps.value_targets.shape == (t, envs, agents)
+    assert critic_carry.shape[0] == envs and actor_carry.shape[0] == envs * agents
+    # The agents of an env share its value.
+    np.testing.assert_array_equal(
+        steps.value, jnp.broadcast_to(steps.value[..., :1], steps.value.shape)
+    )
+    minibatches, (mb_actor, mb_critic) = parts.minibatches(
+        jax.random.key(3), (steps, (actor_carry, critic_carry))
+    )
+    # MPE's world state is the agents' observations concatenated: in every minibatch each
+    # critic row must sit next to exactly its own env's agents.
+    obs = minibatches.obs
+    np.testing.assert_array_equal(minibatches.critic_input, obs.reshape((*obs.shape[:3], -1)))
+    assert mb_actor.shape[:3] == mb_critic.shape[:2] + (agents,)
+
+
+def test_world_state_critic_loss_equals_per_agent_evaluation():
+    """Evaluating the critic once per env and broadcasting gives the loss and gradients of
+    evaluating it for every agent on the same world state (the per-agent layout)."""
+    from jaxmarl.training import losses
+
+    config = small_config(
+        network=NetworkConfig(trunk="gru", embed_dim=32, gru_size=16),
+        critic="centralised",
+        critic_agent_id=False,
+        num_minibatches=1,
+    )
+    learner, network, parts, params, (steps, (actor_carry, critic_carry)) = _collected(config)
+    agents = learner.batch.num_agents
+    minibatches, carries = parts.minibatches(
+        jax.random.key(0), (steps, (actor_carry, critic_carry))
+    )
+    minibatch = jax.tree.map(lambda x: x[0], (minibatches, carries))
+
+    def per_agent_loss(params, minibatch):
+        mb, (a_carry, c_carry) = minibatch
+        flat = lambda x: x.reshape((x.shape[0], -1, *x.shape[3:]))
+        t, g = mb.critic_input.shape[:2]
+        world = jnp.broadcast_to(
+            mb.critic_input[:, :, None], (t, g, agents, mb.critic_input.shape[-1])
+        )
+        c_carry = jnp.repeat(c_carry, agents, axis=0)
+        _, values = network.value(params, c_carry, flat(world), flat(mb.first))
+        _, dist = network.policy(
+            params,
+            a_carry.reshape((-1, a_carry.shape[-1])),
+            flat(mb.obs),
+            flat(mb.first),
+            flat(mb.avail_actions),
+        )
+        adv = losses.normalize(flat(mb.advantages))
+        policy_loss, _ = losses.ppo_policy_loss(
+            dist.log_prob(flat(mb.action)), flat(mb.log_prob), adv, config.clip_eps
+        )
+        value_loss = losses.value_loss(
+            values, flat(mb.value), flat(mb.value_targets), config.clip_eps
+        )
+        entropy = jnp.mean(dist.entropy())
+        return policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+
+    (loss, metrics), grads = jax.value_and_grad(parts.loss_fn, has_aux=True)(params, minibatch)
+    ref_loss, ref_grads = jax.value_and_grad(per_agent_loss)(params, minibatch)
+    assert float(metrics["value_loss"]) > 0
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-5, atol=1e-6)
+    chex.assert_trees_all_close(grads, ref_grads, rtol=1e-4, atol=1e-6)
