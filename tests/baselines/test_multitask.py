@@ -184,13 +184,16 @@ def test_decision_layers_that_do_not_fit_fail_before_compiling(tmp_path):
         build_mtapn(small_config(network=wider, init_decision_from=str(tmp_path / "run")))
 
 
-def test_actor_critic_form_shares_the_actor_trunk():
+@pytest.mark.parametrize("critic_agent_id", [True, False])
+def test_actor_critic_form_shares_the_actor_trunk(critic_agent_id):
+    # critic_agent_id=False: one critic per env, groups of each task's own agent count.
     config = MultiTaskPPOConfig(
         env=EnvConfig(env_id=SPREAD, num_envs=4),
         network=NetworkConfig(embed_dim=16, trunk_sizes=(16,)),
         run=RunConfig(total_timesteps=4 * 8 * 2),
         tasks=TWO_TASKS,
         critic="centralised",
+        critic_agent_id=critic_agent_id,
         num_steps=8,
         num_minibatches=2,
         update_epochs=1,
