@@ -554,11 +554,17 @@ def plot(results: dict, path: Path) -> None:
     algs = list(results)
     fig, axes = plt.subplots(1, len(algs), figsize=(5 * len(algs), 3.6), squeeze=False)
     for ax, alg in zip(axes[0], algs):
-        for key, colour in (("ours", "C0"), ("jaxmarl_notest", "C1"), ("jaxmarl", "C2")):
+        sides = (
+            ("ours", "C0"),
+            ("ours_devices", "C2"),
+            ("jaxmarl_notest", "C1"),
+            ("jaxmarl", "C3"),
+        )
+        for key, colour in sides:
             r = results[alg].get(key)
             if not r:
                 continue
-            if key == "ours":
+            if key in ("ours", "ours_devices"):
                 xs, curves = r["curve_env_steps"], r["curve"]
             else:
                 xs = [u * PEER_STEPS_PER_UPDATE for u in r["curve_updates"]]
