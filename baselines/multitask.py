@@ -35,8 +35,9 @@ import optax
 
 from jaxmarl.baselines.ppo import PPOConfig, build_network, ppo_parts
 from jaxmarl.baselines.pqn import PQNConfig
-from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, ValueHead
+from jaxmarl.networks import MLPEncoder, MLPTrunk, ValueHead
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
+from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
@@ -228,11 +229,8 @@ def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> Candidate
     if not batch.discrete:
         raise ValueError("the candidate-action Q-network needs discrete actions")
     net = config.network
-    if net.recurrent:
-        trunk, width = GRUTrunk(net.gru_size), net.gru_size
-    else:
-        trunk = MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
-        width = net.trunk_sizes[-1]
+    trunk = trunk_from_config(net)
+    width = trunk.output_size
     return CandidateQNetwork(
         encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
         trunk=trunk,

@@ -30,11 +30,10 @@ from jaxmarl.networks import (
     ActorCritic,
     CategoricalHead,
     GaussianHead,
-    GRUTrunk,
     MLPEncoder,
-    MLPTrunk,
     ValueHead,
 )
+from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training import losses, targets
 from jaxmarl.training.config import (
     EnvConfig,
@@ -190,21 +189,16 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
     """Actor and critic towers from the network config (same shapes for both)."""
     net = config.network
 
-    def trunk():
-        if net.recurrent:
-            return GRUTrunk(net.gru_size)
-        return MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
-
     def encoder():
         return MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm)
 
     head = CategoricalHead if batch.discrete else GaussianHead
     return ActorCritic(
         encoder=encoder(),
-        trunk=trunk(),
+        trunk=trunk_from_config(net),
         policy_head=head(batch.num_actions),
         critic_encoder=encoder(),
-        critic_trunk=trunk(),
+        critic_trunk=trunk_from_config(net),
         value_head=ValueHead(),
     )
 

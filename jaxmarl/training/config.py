@@ -63,6 +63,8 @@ class NetworkConfig:
         trunk: ``"mlp"`` (feed-forward) or ``"gru"`` (recurrent).
         trunk_sizes: widths of the MLP trunk.
         gru_size: hidden size of the GRU trunk.
+        gru_post_sizes: dense layers after the GRU, inside the trunk (each followed by
+            ``activation``); JaxMARL's MAPPO-RNN has ``[128]`` with relu.
         activation: ``"relu"``, ``"tanh"``, ``"gelu"`` or ``"silu"``.
         layer_norm: LayerNorm after dense layers.
         agent_id: append a one-hot agent id to every agent's observation.
@@ -73,6 +75,7 @@ class NetworkConfig:
     trunk: str = "mlp"
     trunk_sizes: tuple[int, ...] = (64,)
     gru_size: int = 128
+    gru_post_sizes: tuple[int, ...] = ()
     activation: str = "tanh"
     layer_norm: bool = False
     agent_id: bool = False
@@ -85,12 +88,16 @@ class NetworkConfig:
         )
         require_positive("network", embed_dim=self.embed_dim, gru_size=self.gru_size)
         require(
-            all(w > 0 for w in (*self.encoder_sizes, *self.trunk_sizes)),
+            all(w > 0 for w in (*self.encoder_sizes, *self.trunk_sizes, *self.gru_post_sizes)),
             "network layer widths must be > 0",
         )
         require(
             self.trunk != "mlp" or len(self.trunk_sizes) > 0,
             "network.trunk_sizes needs at least one width for trunk='mlp'",
+        )
+        require(
+            self.trunk == "gru" or not self.gru_post_sizes,
+            "network.gru_post_sizes needs trunk='gru' (for trunk='mlp' use network.trunk_sizes)",
         )
 
     @property

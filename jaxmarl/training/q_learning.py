@@ -34,9 +34,10 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from jaxmarl.networks import GRUTrunk, MLPEncoder, MLPTrunk, QHead
+from jaxmarl.networks import MLPEncoder, QHead
 from jaxmarl.networks.mixers import MIXERS, make_mixer, team_reward
 from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training import targets
 from jaxmarl.training.config import (
     EnvConfig,
@@ -216,10 +217,7 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
             f"use alg=ippo or alg=mappo, or the env's discrete action variant"
         )
     net = config.network
-    if net.recurrent:
-        trunk = GRUTrunk(net.gru_size)
-    else:
-        trunk = MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
+    trunk = trunk_from_config(net)
     return QNetwork(
         encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
         trunk=trunk,

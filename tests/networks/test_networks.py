@@ -132,3 +132,39 @@ def test_gru_trunk_initialises_each_gate_like_separate_layers():
         block = recurrent[:, gate * 16 : (gate + 1) * 16]
         np.testing.assert_allclose(block.T @ block, np.eye(16), atol=1e-5)
     assert np.all(params["input_bias"] == 0) and np.all(params["candidate_bias"] == 0)
+
+
+def test_gru_trunk_post_layers_follow_the_gru_at_every_step():
+    """``post_sizes``: dense layers + activation on the GRU output; the carry is unchanged."""
+    from jaxmarl.networks.trunks import trunk_from_config
+    from jaxmarl.training.config import NetworkConfig
+
+    plain = GRUTrunk(8)
+    post = trunk_from_config(
+        NetworkConfig(trunk="gru", gru_size=8, gru_post_sizes=(6,), activation="relu")
+    )
+    assert post.output_size == 6 and post.carry_size == 8
+    x = jax.random.normal(jax.random.key(0), (5, 3, 4))
+    first = jnp.zeros((5, 3), dtype=bool).at[0].set(True)
+    h0 = initial_carry(post, 3)
+    params = post.init(jax.random.key(1), h0, x, first)
+    hidden, y = post.apply(params, h0, x, first)
+    assert y.shape == (5, 3, 6) and y.dtype == jnp.float32
+    # The recurrence is the plain GRU's; the output is relu(Dense(gru output)).
+    gru_params = {"params": {k: v for k, v in params["params"].items() if k != "Dense_0"}}
+    plain_hidden, gru_y = plain.apply(gru_params, h0, x, first)
+    np.testing.assert_allclose(hidden, plain_hidden, rtol=1e-6)
+    dense = params["params"]["Dense_0"]
+    np.testing.assert_allclose(
+        y, jax.nn.relu(gru_y @ dense["kernel"] + dense["bias"]), rtol=1e-5, atol=1e-6
+    )
+    assert float(jnp.mean(y == 0.0)) > 0.05  # relu was applied
+
+
+def test_gru_post_sizes_need_a_gru_trunk():
+    from jaxmarl.training.config import NetworkConfig
+
+    with pytest.raises(ValueError, match="gru_post_sizes needs trunk='gru'"):
+        NetworkConfig(trunk="mlp", gru_post_sizes=(8,))
+    with pytest.raises(ValueError, match="widths must be > 0"):
+        NetworkConfig(trunk="gru", gru_post_sizes=(0,))
