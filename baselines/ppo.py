@@ -241,7 +241,7 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
         if not centralised:
             return inputs.obs
         world = inputs.world_state[..., None, :]
-        if shared > 1:
+        if not config.critic_agent_id:
             return world
         *lead, _, width = world.shape
         world = jnp.broadcast_to(world, (*lead, num_agents, width))
@@ -254,7 +254,7 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
 
     def one_step(x: jax.Array) -> jax.Array:
         """``[B, n, ...]`` -> ``[1, B*n, ...]``: one time step of every agent (or critic)."""
-        return x.reshape((1, x.shape[0] * x.shape[1], *x.shape[2:]))
+        return merge_axes(x, 0)[None]
 
     def env_major(x: jax.Array, envs: int) -> jax.Array:
         """``[1, B*n, ...]`` -> ``[B, n, ...]`` (``B = envs``), the inverse of ``one_step``."""

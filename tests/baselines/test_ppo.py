@@ -215,3 +215,16 @@ def test_world_state_critic_loss_equals_per_agent_evaluation():
     assert float(metrics["value_loss"]) > 0
     np.testing.assert_allclose(loss, ref_loss, rtol=1e-5, atol=1e-6)
     chex.assert_trees_all_close(grads, ref_grads, rtol=1e-4, atol=1e-6)
+
+
+def test_world_state_critic_gets_no_agent_id_with_one_agent():
+    """With one agent the groups are single agents either way; the id must still be left out."""
+    config = small_config(
+        env=EnvConfig(env_id="MPE_simple_v3", num_envs=4),
+        critic="centralised",
+        critic_agent_id=False,
+    )
+    _, _, _, _, (steps, _) = _collected(config)
+    assert steps.critic_input.shape == (config.num_steps, 4, 4)  # simple_v3 obs: 4, no id
+    with_id = _collected(dataclasses.replace(config, critic_agent_id=True))[4][0]
+    assert with_id.critic_input.shape == (config.num_steps, 4, 5)
