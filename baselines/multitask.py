@@ -38,7 +38,7 @@ from jaxmarl.baselines.pqn import PQNConfig
 from jaxmarl.networks import MLPEncoder, MLPTrunk, ValueHead
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.networks.trunks import trunk_from_config
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.multitask import (
@@ -111,6 +111,11 @@ class MultiTaskPPOConfig(MultiTaskFields, PPOConfig):
     def __post_init__(self):
         super().__post_init__()
         self.check_multitask()
+        require(
+            not self.separate_grad_clip,
+            "separate_grad_clip=true is not supported by the multi-task learner (one clip over "
+            "all tasks' parameters); leave it false",
+        )
 
 
 # --------------------------------------------------------------------------- shared plumbing

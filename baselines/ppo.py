@@ -69,6 +69,10 @@ class PPOConfig(RolloutUpdates):
         clip_eps: PPO ratio clip; also the value clip when ``clip_value``.
         ent_coef, vf_coef: entropy bonus and value-loss weights.
         max_grad_norm: global gradient-norm clip.
+        separate_grad_clip: clip the actor's and the critic's gradients to ``max_grad_norm``
+            each, as JaxMARL's MAPPO scripts do by training them with two optimisers. False
+            clips their joint norm (one optimiser, as JaxMARL's IPPO), so a large value-loss
+            gradient also shrinks the policy's step. Adam itself is per parameter either way.
         update_epochs: passes over each rollout.
         num_minibatches: minibatches per epoch (over envs x agents; sequences stay whole
             for recurrent networks).
@@ -91,6 +95,7 @@ class PPOConfig(RolloutUpdates):
     ent_coef: float = 0.01
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
+    separate_grad_clip: bool = False
     update_epochs: int = 4
     num_minibatches: int = 4
     normalize_advantages: bool = True
@@ -414,6 +419,27 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
     )
 
 
+def ppo_optimiser(config: PPOConfig, num_updates: int) -> optax.GradientTransformation:
+    """Gradient-norm clip then Adam (eps 1e-5), the learning rate annealed linearly to 0 over
+    all minibatch steps when ``anneal_lr``; with ``separate_grad_clip`` the actor (``encoder``,
+    ``trunk``, ``heads``) and the ``critic`` subtree each get their own clip and Adam."""
+    if config.anneal_lr:
+        optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
+        learning_rate = optax.linear_schedule(config.lr, 0.0, optimiser_steps)
+    else:
+        learning_rate = config.lr
+
+    def clipped_adam() -> optax.GradientTransformation:
+        return optax.chain(
+            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5)
+        )
+
+    if not config.separate_grad_clip:
+        return clipped_adam()
+    networks = lambda params: {part: "critic" if part == "critic" else "actor" for part in params}
+    return optax.multi_transform({"actor": clipped_adam(), "critic": clipped_adam()}, networks)
+
+
 def make_ppo(config: PPOConfig) -> Learner:
     """Build env, networks and optimiser; return the learner's pure functions."""
     env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
@@ -421,14 +447,7 @@ def make_ppo(config: PPOConfig) -> Learner:
     parts = ppo_parts(config, env, batch, build_network(config, batch))
     num_updates = config.num_updates
 
-    if config.anneal_lr:
-        optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
-        learning_rate = optax.linear_schedule(config.lr, 0.0, optimiser_steps)
-    else:
-        learning_rate = config.lr
-    optimiser = optax.chain(
-        optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5)
-    )
+    optimiser = ppo_optimiser(config, num_updates)
 
     def init(key: jax.Array) -> TrainState:
         params_key, env_key, train_key = jax.random.split(key, 3)

@@ -17,6 +17,7 @@ jaxmarl.train alg=mappo preset=HeuristicEnemySMAX_3m run.num_seeds=3`` runs): th
 vmapped in one program (keys ``split(key(0), seeds)``), updates run in jitted chunks, greedy
 evaluation (128 envs) every ``--eval-every`` chunks and at the end. The run directory (metrics,
 ``eval.jsonl``, ``learning_curve.png``, ``episode.gif``) is kept (``--run-dir``).
+``--devices K`` splits the seeds over K host devices (``run.devices``; same results).
 
 JaxMARL 0.2.0 (its own venv, isolated so it cannot import this repository)::
 
@@ -110,6 +111,9 @@ def _final(curve: list[float]) -> float:
 
 
 def run_ours(args) -> dict:
+    from jaxmarl.training.devices import use_devices
+
+    use_devices(args.devices)  # before anything runs on JAX's backend
     import jax
 
     import jaxmarl
@@ -136,6 +140,7 @@ def run_ours(args) -> dict:
         run_dir,
         seed=0,
         num_seeds=args.seeds,
+        devices=args.devices,
         updates_per_chunk=per_chunk,
         checkpoint_every=0,
         eval_every=eval_every,
@@ -167,6 +172,7 @@ def run_ours(args) -> dict:
         "config_overrides": overrides,
         "seeds": args.seeds,
         "seed_keys": f"split(key(0), {args.seeds}), vmapped in one program",
+        "devices": args.devices,
         "num_updates": num_updates,
         "env_steps_per_seed": total_steps,
         "updates_per_chunk": per_chunk,
@@ -381,6 +387,9 @@ def main() -> None:
     parser.add_argument("--out", required=True, help="result JSON")
     parser.add_argument("--run-dir", help="ours: run directory (kept)")
     parser.add_argument("--eval-every", type=int, default=0, help="ours: eval every K chunks")
+    parser.add_argument(
+        "--devices", type=int, default=1, help="ours: split the seeds over this many host devices"
+    )
     parser.add_argument("--peer-scripts", default="/tmp/peer_scripts")
     args = parser.parse_args()
     if args.steps % STEPS_PER_UPDATE:

@@ -6,9 +6,10 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
-from jaxmarl.baselines.ppo import PPOConfig, make_ppo, make_train
+from jaxmarl.baselines.ppo import PPOConfig, make_ppo, make_train, ppo_optimiser
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 
 
@@ -63,14 +64,18 @@ def test_config_is_frozen_and_hashable():
         ("mlp", "centralised", {"action_type": "Continuous"}),
         ("gru", "shared", {}),
         ("mlp", "shared", {}),
+        ("gru", "shared_separate_clip", {}),
     ],
 )
 def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
-    # "shared": the centralised critic without agent ids, one evaluation per env.
+    # "shared": the centralised critic without agent ids, one evaluation per env;
+    # "shared_separate_clip": that, with the actor's and critic's gradients clipped apart.
+    shared = critic.startswith("shared")
     config = small_config(
         network=NetworkConfig(trunk=trunk, trunk_sizes=(32,), embed_dim=32, gru_size=16),
-        critic="centralised" if critic == "shared" else critic,
-        critic_agent_id=critic != "shared",
+        critic="centralised" if shared else critic,
+        critic_agent_id=not shared,
+        separate_grad_clip=critic == "shared_separate_clip",
         env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4, env_kwargs=env_kwargs),
     )
     state, metrics = jax.jit(make_train(config))(jax.random.key(0))
@@ -228,3 +233,53 @@ def test_world_state_critic_gets_no_agent_id_with_one_agent():
     assert steps.critic_input.shape == (config.num_steps, 4, 4)  # simple_v3 obs: 4, no id
     with_id = _collected(dataclasses.replace(config, critic_agent_id=True))[4][0]
     assert with_id.critic_input.shape == (config.num_steps, 4, 5)
+
+
+def test_separate_grad_clip_equals_two_optimisers():
+    # JaxMARL's MAPPO trains actor and critic with two optimisers, each with its own clip.
+    config = small_config(critic="centralised", separate_grad_clip=True, max_grad_norm=0.5)
+    num_updates = 5
+    params = jax.jit(make_ppo(config).init)(jax.random.key(0)).params
+    keys = iter(jax.random.split(jax.random.key(1), 2 * len(jax.tree.leaves(params))))
+    # A critic gradient 100x larger than the actor's: a joint clip would shrink the actor's step.
+    grads = {
+        part: jax.tree.map(
+            lambda x: jax.random.normal(next(keys), x.shape) * (100.0 if part == "critic" else 1.0),
+            tree,
+        )
+        for part, tree in params.items()
+    }
+    schedule = optax.linear_schedule(config.lr, 0.0, num_updates * 2 * 2)
+    one = lambda: optax.chain(optax.clip_by_global_norm(0.5), optax.adam(schedule, eps=1e-5))
+    actor = {k: v for k, v in params.items() if k != "critic"}
+    critic = params["critic"]
+    expected_actor, expected_critic = one(), one()
+    state_a, state_c = expected_actor.init(actor), expected_critic.init(critic)
+    optimiser = ppo_optimiser(config, num_updates)
+    state = optimiser.init(params)
+    joint = ppo_optimiser(dataclasses.replace(config, separate_grad_clip=False), num_updates)
+    joint_state = joint.init(params)
+    for _ in range(3):  # several steps: moments and the schedule's count advance in both
+        updates, state = optimiser.update(grads, state, params)
+        step_a, state_a = expected_actor.update({k: grads[k] for k in actor}, state_a, actor)
+        step_c, state_c = expected_critic.update(grads["critic"], state_c, critic)
+        chex.assert_trees_all_close(updates, {**step_a, "critic": step_c}, rtol=1e-6, atol=1e-9)
+        joint_updates, joint_state = joint.update(grads, joint_state, params)
+    # The joint clip gives a different actor step (so the flag matters), the same structure.
+    chex.assert_trees_all_equal_structs(updates, joint_updates)
+    assert not np.allclose(
+        updates["heads"]["policy"]["Dense_0"]["kernel"],
+        joint_updates["heads"]["policy"]["Dense_0"]["kernel"],
+    )
+
+
+def test_multitask_rejects_separate_grad_clip():
+    from jaxmarl.baselines.multitask import MultiTaskPPOConfig
+
+    with pytest.raises(ValueError, match="separate_grad_clip=true is not supported"):
+        MultiTaskPPOConfig(
+            env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4),
+            run=RunConfig(total_timesteps=4 * 128),
+            tasks=("MPE_simple_spread_v3", "MPE_simple_reference_v3"),
+            separate_grad_clip=True,
+        )
