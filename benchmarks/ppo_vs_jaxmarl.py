@@ -318,7 +318,13 @@ def table(results: dict) -> str:
             "| training env steps/s (all seeds) | compile s | wall s |"
         )
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for key in ("ours", "ours_devices", "ours_nobootstrap", "jaxmarl"):
+        for key in (
+            "ours",
+            "ours_devices",
+            "ours_nobootstrap",
+            "ours_devices_nobootstrap",
+            "jaxmarl",
+        ):
             r = sides.get(key)
             if not r:
                 continue
@@ -330,6 +336,7 @@ def table(results: dict) -> str:
                 "ours": "ours",
                 "ours_devices": f"ours, run.devices={r['seeds']} (one host device per seed)",
                 "ours_nobootstrap": "ours, bootstrap_truncation=false",
+                "ours_devices_nobootstrap": f"ours, run.devices={r['seeds']}, no bootstrap",
                 "jaxmarl": "JaxMARL 0.2.0",
             }[key]
             out.append(
@@ -366,7 +373,8 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--sides",
         default="ours,jaxmarl",
-        help="which to run: ours, jaxmarl, ours_nobootstrap, ours_devices (comma list)",
+        help="which to run: ours, jaxmarl, ours_nobootstrap, ours_devices, "
+        "ours_devices_nobootstrap (comma list)",
     )
     parser.add_argument("--md", type=Path, default=None, help="write the table here too")
     parser.add_argument("--report-only", action="store_true")
@@ -394,9 +402,9 @@ def main(argv=None) -> int:
                     r = run_peer(alg, steps, args.seeds, args.peer_python, args.peer_scripts)
                 else:
                     extra = ["run.gif=true" if alg == "ippo" else "run.gif=false"]
-                    if side == "ours_nobootstrap":
+                    if "nobootstrap" in side:
                         extra.append("bootstrap_truncation=false")
-                    if side == "ours_devices":  # one host device per seed (run.devices)
+                    if "devices" in side:  # one host device per seed (run.devices)
                         extra.append(f"run.devices={args.seeds}")
                     r = run_ours(alg, steps, args.seeds, args.out_dir, extra)
                 r["concurrent_at_start"] = concurrent
