@@ -62,6 +62,7 @@ Usage::
     python benchmarks/ppo_vs_jaxmarl.py                        # both algs, published steps
     python benchmarks/ppo_vs_jaxmarl.py --algs ippo --ippo-steps 2998272
     python benchmarks/ppo_vs_jaxmarl.py --report-only          # rebuild table from saved JSON
+    python benchmarks/ppo_vs_jaxmarl.py --report-only --plot runs/curves  # + curves-<alg>.png
 """
 
 from __future__ import annotations
@@ -306,6 +307,55 @@ def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) 
     return result
 
 
+SIDES = ("ours", "ours_devices", "ours_nobootstrap", "ours_devices_nobootstrap", "jaxmarl")
+
+
+def side_label(key: str, r: dict) -> str:
+    return {
+        "ours": "ours",
+        "ours_devices": f"ours, run.devices={r['seeds']} (one host device per seed)",
+        "ours_nobootstrap": "ours, bootstrap_truncation=false",
+        "ours_devices_nobootstrap": f"ours, run.devices={r['seeds']}, no bootstrap",
+        "jaxmarl": "JaxMARL 0.2.0",
+    }[key]
+
+
+def training_curves(r: dict) -> tuple[list[float], list[list[float]]]:
+    """``(env steps per seed [U], train return per agent raw [seeds, U])`` of one side."""
+    if r["side"] == "jaxmarl":
+        curves = [[v / NUM_AGENTS for v in c] for c in r["logged_curve"]]
+        every = r["env_steps_per_seed"] / len(curves[0])
+        return [every * (u + 1) for u in range(len(curves[0]))], curves
+    rows = [
+        json.loads(x) for x in (Path(r["run_dir"]) / "metrics.jsonl").read_text().splitlines() if x
+    ]
+    seeds = sorted({row["seed"] for row in rows})
+    updates = sorted({row["update"] for row in rows})
+    value = {(row["seed"], row["update"]): row["episode_return"] for row in rows}
+    steps = {row["update"]: row["env_steps"] for row in rows}
+    return [steps[u] for u in updates], [[value[s, u] for u in updates] for s in seeds]
+
+
+def plot(results: dict, prefix: Path) -> list[Path]:
+    """One PNG per algorithm, ``PREFIX-<alg>.png``: every side's training return per agent
+    (mean over seeds, min-max band) against env steps."""
+    from jaxmarl.training.plotting import plot_curves
+
+    written = []
+    for alg, sides in results.items():
+        series = {side_label(k, sides[k]): training_curves(sides[k]) for k in SIDES if k in sides}
+        written.append(
+            plot_curves(
+                series,
+                f"{prefix}-{alg}.png",
+                xlabel="env steps per seed",
+                ylabel="train episode return per agent (raw)",
+                title=f"{alg.upper()} on MPE simple_spread: mean of seeds, min-max band",
+            )
+        )
+    return written
+
+
 def table(results: dict) -> str:
     """Markdown table(s) from {alg: {"ours": {...}, "jaxmarl": {...}, ...}}."""
     out = []
@@ -318,13 +368,7 @@ def table(results: dict) -> str:
             "| training env steps/s (all seeds) | compile s | wall s |"
         )
         out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for key in (
-            "ours",
-            "ours_devices",
-            "ours_nobootstrap",
-            "ours_devices_nobootstrap",
-            "jaxmarl",
-        ):
+        for key in SIDES:
             r = sides.get(key)
             if not r:
                 continue
@@ -332,13 +376,7 @@ def table(results: dict) -> str:
             greedy = "—"
             if r.get("greedy_raw"):
                 greedy = "{:.2f} ± {:.2f}".format(*_mean_std(r["greedy_raw"]))
-            label = {
-                "ours": "ours",
-                "ours_devices": f"ours, run.devices={r['seeds']} (one host device per seed)",
-                "ours_nobootstrap": "ours, bootstrap_truncation=false",
-                "ours_devices_nobootstrap": f"ours, run.devices={r['seeds']}, no bootstrap",
-                "jaxmarl": "JaxMARL 0.2.0",
-            }[key]
+            label = side_label(key, r)
             out.append(
                 f"| {label} | {r['env_steps_per_seed']:,} | {r['seeds']} | {m:.2f} ± {s:.2f} "
                 f"| {m * NUM_AGENTS:.1f} ± {s * NUM_AGENTS:.1f} | {greedy} "
@@ -378,6 +416,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--md", type=Path, default=None, help="write the table here too")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="write PREFIX-<alg>.png training curves"
+    )
     parser.add_argument(
         "--max-wait-s",
         type=float,
@@ -422,6 +463,8 @@ def main(argv=None) -> int:
     print(text)
     if args.md:
         args.md.write_text(text)
+    if args.plot:
+        print("curves:", ", ".join(str(path) for path in plot(results, args.plot)))
     return 0
 
 
