@@ -63,6 +63,7 @@ from jaxmarl.training.q_learning import (
     truncation_slots,
 )
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.sgd import learning_rate
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
 
@@ -151,7 +152,7 @@ def _assemble(
     ``greedy`` per task: ``(greedy_policy(view, carry, inputs), initial_carry(n),
     uses_world_state)``, the policy reading the task's ``task_view``.
     """
-    lr = optax.linear_schedule(config.lr, 0.0, optimiser_steps) if config.anneal_lr else config.lr
+    lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
     optimiser = partitioned_optimiser(
         _make_step(config),
         lr,

@@ -46,7 +46,7 @@ from jaxmarl.training.config import (
 from jaxmarl.training.learner import Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
-from jaxmarl.training.sgd import sgd_epochs
+from jaxmarl.training.sgd import learning_rate, sgd_epochs
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
@@ -423,15 +423,12 @@ def ppo_optimiser(config: PPOConfig, num_updates: int) -> optax.GradientTransfor
     """Gradient-norm clip then Adam (eps 1e-5), the learning rate annealed linearly to 0 over
     all minibatch steps when ``anneal_lr``; with ``separate_grad_clip`` the actor (``encoder``,
     ``trunk``, ``heads``) and the ``critic`` subtree each get their own clip and Adam."""
-    if config.anneal_lr:
-        optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
-        learning_rate = optax.linear_schedule(config.lr, 0.0, optimiser_steps)
-    else:
-        learning_rate = config.lr
+    optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
+    lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
 
     def clipped_adam() -> optax.GradientTransformation:
         return optax.chain(
-            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(learning_rate, eps=1e-5)
+            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5)
         )
 
     if not config.separate_grad_clip:

@@ -47,6 +47,7 @@ from jaxmarl.training.config import (
     require,
     require_positive,
 )
+from jaxmarl.training.sgd import learning_rate
 from jaxmarl.training.types import StepInput, Transition
 from jaxmarl.wrappers.agent_batch import AgentBatch
 
@@ -200,7 +201,7 @@ def epsilon_schedule(config: QCommonConfig, num_updates: int) -> optax.Schedule:
 
 def make_optimiser(config: QCommonConfig, optimiser_steps: int) -> optax.GradientTransformation:
     """Gradient clipping then (R)Adam, with the learning rate annealed to 0 if asked."""
-    lr = optax.linear_schedule(config.lr, 0.0, optimiser_steps) if config.anneal_lr else config.lr
+    lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
     step = optax.radam(lr) if config.optimiser == "radam" else optax.adam(lr)
     return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
 

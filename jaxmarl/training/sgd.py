@@ -10,6 +10,12 @@ import jax.numpy as jnp
 import optax
 
 
+def learning_rate(lr: float, anneal: bool, steps: int) -> float | optax.Schedule:
+    """``lr``, or with ``anneal`` a schedule decaying it linearly to 0 over ``steps`` optimiser
+    steps (every learner's ``anneal_lr``)."""
+    return optax.linear_schedule(lr, 0.0, steps) if anneal else lr
+
+
 def sgd_epochs(
     loss_fn: Callable[[Any, Any], tuple[jax.Array, dict]],
     optimiser: optax.GradientTransformation,
