@@ -52,10 +52,11 @@ MAPPO script logs that value at the rollout's last step, averaged over agents. O
 mean over agents of the raw returns of the episodes that finished during the update. "Final"
 is the last update's value per seed, then mean +- std over seeds.
 
-Known problem (2026-11-22, jax 0.10.2, 2-core CPU): our side's MAPPO-RNN with
-``run.num_seeds=3`` hangs after compiling (0% CPU, main thread blocked in ``jax.device_get`` of
-the first chunk's metrics); ``run.num_seeds=1`` works. See
-``benchmarks/results/2026-11-22-ppo-mpe-cpu.md``.
+Fixed problem: on 2026-11-22 (jax 0.10.2, 2-core CPU) our side's MAPPO-RNN with
+``run.num_seeds=3`` hung after compiling (``benchmarks/results/2026-11-22-ppo-mpe-cpu.md``):
+batched LAPACK QRs (flax's ``orthogonal`` initialiser under ``vmap``) deadlocked jaxlib's CPU
+thread pool. Our networks now use their own initialiser (``jaxmarl/networks/init.py``), and
+3-seed runs complete.
 
 Usage::
 
