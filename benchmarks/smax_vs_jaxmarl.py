@@ -1,19 +1,31 @@
-"""SMAX MAPPO-RNN win rates: ours (``preset=HeuristicEnemySMAX_<scenario>``) vs JaxMARL 0.2.0.
+"""SMAX win rates, ours against JaxMARL 0.2.0: MAPPO-RNN, or QMIX / VDN / IQL (``--alg``).
 
-Both sides train recurrent MAPPO against SMAX's scripted enemy (``HeuristicEnemySMAX``) with
-JaxMARL's ``mappo_homogenous_rnn_smax.yaml`` settings (128 envs x 128 steps = 16384 env steps per
-update, lr 4e-3 annealed to 0 over the run, relu 128 dense + GRU 128, centralised critic,
-4 epochs x 4 minibatches, clip 0.05, grad norm 0.25, enemy sees actions, walls kill, enemy
-attacks the closest unit) for the same env steps and seeds, one side at a time, and record the
-training win rate of every update of every seed, wall and CPU time (``time.process_time``).
+Both sides train against SMAX's scripted enemy (``HeuristicEnemySMAX``; enemy sees actions,
+walls kill, enemy attacks the closest unit) for the same env steps and seeds, one side at a
+time, and record the training win rate of every update of every seed, greedy win rates, and
+wall and CPU time (``time.process_time``) of compile and training.
+
+* ``--alg mappo`` (default): JaxMARL's ``mappo_homogenous_rnn_smax.yaml`` settings (128 envs x
+  128 steps = 16384 env steps per update, lr 4e-3 annealed to 0 over the run, relu 128 dense +
+  GRU 128, centralised critic, 4 epochs x 4 minibatches, clip 0.05, grad norm 0.25). Ours:
+  ``preset=HeuristicEnemySMAX_<scenario>`` of ``configs/mappo`` with ``critic=centralised``.
+* ``--alg qmix|vdn|iql``: JaxMARL's ``ql_rnn_smax.yaml`` ("valid for iql, vdn, qmix": 16 envs x
+  128 steps = 2048 env steps per update, dense + GRU 512, 8 gradient steps of 32 sequences per
+  update, RAdam 5e-5, ...). Ours: ``preset=HeuristicEnemySMAX_<scenario>`` of
+  ``configs/<alg>``, which mirrors it.
+
+``--ours-override KEY=VALUE`` and ``--peer-override KEY=VALUE`` (repeatable) change a setting on
+one side, for runs that deviate from the published settings on both sides alike (e.g. a
+narrower network: ``--ours-override network.embed_dim=64 --ours-override network.gru_size=64
+--peer-override HIDDEN_SIZE=64``). The JSON records every override.
 
 Ours (our venv)::
 
-    .venv/bin/python benchmarks/smax_mappo_vs_jaxmarl.py --side ours --scenario 3m \\
+    .venv/bin/python benchmarks/smax_vs_jaxmarl.py --side ours --alg mappo --scenario 3m \\
         --steps 1998848 --seeds 3 --out /tmp/smax_bench/ours_3m.json [--run-dir DIR]
 
-runs ``jaxmarl.training.loop.run`` on ``make_ppo`` of the preset (what ``python -m
-jaxmarl.train alg=mappo preset=HeuristicEnemySMAX_3m run.num_seeds=3`` runs): the seeds are
+runs ``jaxmarl.training.loop.run`` on the learner of the preset (what ``python -m
+jaxmarl.train alg=<alg> preset=HeuristicEnemySMAX_3m run.num_seeds=3`` runs): the seeds are
 vmapped in one program (keys ``split(key(0), seeds)``), updates run in jitted chunks, greedy
 evaluation (128 envs) every ``--eval-every`` chunks and at the end. The run directory (metrics,
 ``eval.jsonl``, ``learning_curve.png``, ``episode.gif``) is kept (``--run-dir``).
@@ -21,39 +33,53 @@ evaluation (128 envs) every ``--eval-every`` chunks and at the end. The run dire
 
 JaxMARL 0.2.0 (its own venv, isolated so it cannot import this repository)::
 
-    cd /tmp && /tmp/peer/bin/python -I /work/main/benchmarks/smax_mappo_vs_jaxmarl.py \\
-        --side jaxmarl --scenario 3m --steps 1998848 --seeds 3 --out /tmp/smax_bench/jm_3m.json
+    cd /tmp && /tmp/peer/bin/python -I /work/main/benchmarks/smax_vs_jaxmarl.py \\
+        --side jaxmarl --alg mappo --scenario 3m --steps 1998848 --seeds 3 \\
+        --out /tmp/smax_bench/jm_3m.json
 
-imports JaxMARL's ``baselines/MAPPO/mappo_rnn_smax.py`` with its config
-``baselines/MAPPO/config/mappo_homogenous_rnn_smax.yaml`` from ``--peer-scripts`` (default
-``/tmp/peer_scripts``; the PyPI package ships no baseline scripts: copy the two files of the
-public repository ``FLAIROx/JaxMARL`` there, outside this repository; this file embeds none of
-their code). The YAML lacks ``FC_DIM_SIZE``, ``GRU_HIDDEN_DIM`` and ``OBS_WITH_AGENT_ID`` (set
-here to 128, 128, True); PyYAML reads ``4e-3`` as a string (cast to float); ``MAP_NAME`` is the
+imports JaxMARL's script from ``--peer-scripts`` (default ``/tmp/peer_scripts``; the PyPI
+package ships no baseline scripts: copy these files of the public repository
+``FLAIROx/JaxMARL`` there, outside this repository; this file embeds none of their code)::
+
+    MAPPO/mappo_rnn_smax.py, MAPPO/config/mappo_homogenous_rnn_smax.yaml
+    QLearning/{qmix,vdn,iql}_rnn.py, QLearning/config/alg/ql_rnn_smax.yaml
+
+MAPPO: the YAML lacks ``FC_DIM_SIZE``, ``GRU_HIDDEN_DIM`` and ``OBS_WITH_AGENT_ID`` (set here to
+128, 128, True); PyYAML reads ``4e-3`` as a string (cast to float); ``MAP_NAME`` is the
 scenario. ``wandb`` is replaced by a stub whose ``log`` records each update's dict (the script
-calls it from an ``io_callback``, so that host callback still runs and is timed). The script
-trains one seed per ``train(key)`` call: it is compiled once and the seeds
+calls it from an ``io_callback``, so that host callback still runs and is timed). Q-learning:
+the env comes from the script's ``env_from_config`` and ``make_train(config, env)``;
+``TEST_DURING_TRAINING`` stays on (its greedy test of 512 envs x 128 steps runs every 5% of the
+updates: one seed per call, so its ``lax.cond`` is not turned into a ``select``), and
+``WANDB_MODE`` is not ``disabled`` so its per-update ``jax.debug.callback`` reaches the stub.
+Either script trains one seed per ``train(key)`` call: it is compiled once and the seeds
 (``PRNGKey(0..seeds-1)``) run one after another, as its ``main`` runs one seed.
 
 Then::
 
-    .venv/bin/python benchmarks/smax_mappo_vs_jaxmarl.py compare /tmp/smax_bench/*.json \\
-        --md benchmarks/results/DATE-smax-mappo-table.md --png-prefix benchmarks/results/DATE-smax
+    .venv/bin/python benchmarks/smax_vs_jaxmarl.py compare /tmp/smax_bench/*.json \\
+        --md benchmarks/results/DATE-smax-table.md --png-prefix benchmarks/results/DATE-smax
 
-writes a Markdown table and, per scenario, a PNG of training win rate vs env steps (mean over
-seeds, min/max band; our greedy evaluations as markers).
+writes a Markdown table and, per scenario and algorithm, a PNG of training win rate vs env
+steps (mean over seeds, min/max band; greedy win rates as markers).
 
 Win rate
 --------
-Both sides: per update, the fraction of the training episodes that *ended during that update's
-rollout* (128 envs x 128 steps, stochastic policy) that were won. JaxMARL's ``SMAXLogWrapper``
-counts an episode as won when an ally's reward at its last step is >= 1 (SMAX pays 1 for the
-win); ours counts ``infos["won"]`` (every enemy dead and an ally alive) at the episode's end.
-JaxMARL logs ``env_step = update_index * 16384`` (steps before the update); both sides are
-plotted at ``(update_index + 1) * 16384``, the env steps done when the rollout ends. "Final
-training win rate" is the mean of the last 5 updates, per seed. Ours also reports greedy
-(argmax) evaluation: 128 fresh envs rolled for one episode limit, win rate over the episodes
-that ended.
+Training win rate, per update. MAPPO, both sides: the fraction of the training episodes that
+*ended during that update's rollout* (stochastic policy) that were won. JaxMARL's
+``SMAXLogWrapper`` counts an episode as won when an ally's reward at its last step is >= 1
+(SMAX pays 1 for the win); ours counts ``infos["won"]`` (every enemy dead and an ally alive) at
+the episode's end. JaxMARL's Q scripts log instead the mean, over the rollout's steps, envs and
+agents, of ``returned_won_episode`` (the win flag of each env's most recently *finished*
+episode: a lagging value); ours logs the same fraction as for MAPPO. Both sides are plotted at
+``(update_index + 1) * env steps per update``, the env steps done when the rollout ends.
+"Final training win rate" is the mean of the last 5 updates, per seed.
+
+Greedy win rate (argmax over available actions). Ours: 128 fresh envs rolled for one episode
+limit, win rate over the episodes that ended, every ``--eval-every`` chunks and at the end.
+JaxMARL (Q-learning only; its MAPPO script has none): the script's own test, 512 envs x 128
+steps, mean won flag over the episodes that ended, every 5% of the updates; the last one is
+its "final greedy" value.
 """
 
 from __future__ import annotations
@@ -70,9 +96,10 @@ import time
 import types
 from pathlib import Path
 
-STEPS_PER_UPDATE = 128 * 128
 FINAL_WINDOW = 5
 SCENARIOS = ("3m", "2s3z")
+ALGS = ("mappo", "qmix", "vdn", "iql")
+Q_ALGS = ("qmix", "vdn", "iql")
 
 
 class _ClockSpy:
@@ -118,18 +145,25 @@ def run_ours(args) -> dict:
 
     import jaxmarl
     from jaxmarl.baselines.ppo import PPOConfig, make_ppo
+    from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning
     from jaxmarl.config import load_config, preset_path
     from jaxmarl.training import loop
 
     preset = f"HeuristicEnemySMAX_{args.scenario}"
-    overrides = ["critic=centralised", f"run.total_timesteps={args.steps}"]
-    config = load_config(PPOConfig, preset_path("mappo", preset), overrides)
-    learner = make_ppo(config)
+    overrides = [f"run.total_timesteps={args.steps}", *args.ours_override]
+    if args.alg == "mappo":
+        config_cls, make = PPOConfig, make_ppo
+        overrides.insert(0, "critic=centralised")
+    else:
+        config_cls, make = QLearningConfig, make_q_learning
+    config = load_config(config_cls, preset_path(args.alg, preset), overrides)
+    learner = make(config)
     num_updates = learner.num_updates
+    steps_per_update = learner.env_steps_per_update
     per_chunk = math.gcd(num_updates, config.run.updates_per_chunk)
     num_chunks = num_updates // per_chunk
     eval_every = args.eval_every if args.eval_every else 0
-    run_dir = Path(args.run_dir or f"/tmp/smax_bench/runs/ours_{args.scenario}")
+    run_dir = Path(args.run_dir or f"/tmp/smax_bench/runs/ours_{args.alg}_{args.scenario}")
     if run_dir.exists() and any(run_dir.iterdir()):
         raise SystemExit(f"{run_dir} is not empty; pick another --run-dir")
     spy = _ClockSpy()
@@ -162,9 +196,10 @@ def run_ours(args) -> dict:
     evals = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]
     last = max(e["update"] for e in evals)
     final_eval = [e for e in sorted(evals, key=lambda e: e["seed"]) if e["update"] == last]
-    total_steps = num_updates * STEPS_PER_UPDATE
+    total_steps = num_updates * steps_per_update
     return {
         "side": "ours",
+        "alg": args.alg,
         "library": f"jaxmarl (this repo) {getattr(jaxmarl, '__version__', '')}".strip(),
         "jax": jax.__version__,
         "scenario": args.scenario,
@@ -178,7 +213,7 @@ def run_ours(args) -> dict:
         "updates_per_chunk": per_chunk,
         "num_chunks": num_chunks,
         "eval_every_chunks": eval_every,
-        "env_steps": [(u + 1) * STEPS_PER_UPDATE for u in range(num_updates)],
+        "env_steps": [(u + 1) * steps_per_update for u in range(num_updates)],
         "win_rate": [curves[s] for s in range(args.seeds)],
         "episode_return": [returns[s] for s in range(args.seeds)],
         "final_win_rate": [_final(curves[s]) for s in range(args.seeds)],
@@ -197,6 +232,84 @@ def run_ours(args) -> dict:
     }
 
 
+def _import_script(path: Path):
+    spec = importlib.util.spec_from_file_location(f"jaxmarl_peer_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _parse_overrides(pairs: list[str]) -> dict:
+    import yaml
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"override {pair!r} is not KEY=VALUE")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+# ql_rnn_smax.yaml keys its Q scripts use as ints (PyYAML reads "1e7" as a string).
+_Q_INT_KEYS = (
+    "TOTAL_TIMESTEPS", "NUM_ENVS", "NUM_STEPS", "BUFFER_SIZE", "BUFFER_BATCH_SIZE",
+    "HIDDEN_SIZE", "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "TEST_NUM_STEPS", "TEST_NUM_ENVS",
+    "MIXER_EMBEDDING_DIM", "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS",
+)  # fmt: skip
+
+
+def _peer_train(args) -> tuple:
+    """``(train, config, script)`` for JaxMARL's script of ``args.alg`` (see the docstring)."""
+    import copy
+
+    import yaml
+
+    scripts = Path(args.peer_scripts)
+    overrides = _parse_overrides(args.peer_override)
+    if args.alg == "mappo":
+        module = _import_script(scripts / "MAPPO" / "mappo_rnn_smax.py")
+        with open(scripts / "MAPPO" / "config" / "mappo_homogenous_rnn_smax.yaml") as f:
+            config = yaml.safe_load(f)
+        config.update(
+            {
+                "LR": float(config["LR"]),  # PyYAML reads "4e-3" as a string
+                "TOTAL_TIMESTEPS": args.steps,
+                "ENV_NAME": "HeuristicEnemySMAX",
+                "MAP_NAME": args.scenario,
+                "FC_DIM_SIZE": 128,
+                "GRU_HIDDEN_DIM": 128,
+                "OBS_WITH_AGENT_ID": True,
+                "WANDB_MODE": "disabled",
+                **overrides,
+            }
+        )
+        return module.make_train(config), config, "baselines/MAPPO/mappo_rnn_smax.py"
+    script = f"{args.alg}_rnn.py"
+    module = _import_script(scripts / "QLearning" / script)
+    with open(scripts / "QLearning" / "config" / "alg" / "ql_rnn_smax.yaml") as f:
+        config = yaml.safe_load(f)
+    config = {
+        k: float(v) if isinstance(v, str) and k not in ("ENV_NAME", "MAP_NAME") else v
+        for k, v in config.items()
+    }
+    config.update(
+        {
+            "TOTAL_TIMESTEPS": args.steps,
+            "MAP_NAME": args.scenario,
+            "SEED": 0,
+            "NUM_SEEDS": 1,
+            "TEST_DURING_TRAINING": True,
+            "WANDB_MODE": "online",  # the stub: the per-update callback must run
+            **overrides,
+        }
+    )
+    for key in _Q_INT_KEYS:
+        config[key] = int(config[key])
+    env, _ = module.env_from_config(copy.deepcopy(config))  # it writes a Scenario into its arg
+    return module.make_train(config, env), config, f"baselines/QLearning/{script}"
+
+
 def run_jaxmarl(args) -> dict:
     logged: list[dict] = []
 
@@ -205,72 +318,76 @@ def run_jaxmarl(args) -> dict:
 
     sys.modules["wandb"] = types.SimpleNamespace(log=log, init=lambda *a, **k: None)
     import jax
-    import yaml
 
     import jaxmarl
 
-    scripts = Path(args.peer_scripts) / "MAPPO"
-    spec = importlib.util.spec_from_file_location(
-        "jaxmarl_mappo_rnn_smax", scripts / "mappo_rnn_smax.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with open(scripts / "config" / "mappo_homogenous_rnn_smax.yaml") as f:
-        config = yaml.safe_load(f)
-    config.update(
-        {
-            "LR": float(config["LR"]),  # PyYAML reads "4e-3" as a string
-            "TOTAL_TIMESTEPS": args.steps,
-            "ENV_NAME": "HeuristicEnemySMAX",
-            "MAP_NAME": args.scenario,
-            "FC_DIM_SIZE": 128,
-            "GRU_HIDDEN_DIM": 128,
-            "OBS_WITH_AGENT_ID": True,
-            "WANDB_MODE": "disabled",
-        }
-    )
-    train = module.make_train(config)
+    train, config, script = _peer_train(args)
+    steps_per_update = config["NUM_ENVS"] * config["NUM_STEPS"]
+    if args.steps % steps_per_update:
+        raise SystemExit(f"--steps must be a multiple of {steps_per_update} for JaxMARL's script")
     num_updates = config["NUM_UPDATES"]
+    q_learning = args.alg in Q_ALGS
+    test_every = int(num_updates * config["TEST_INTERVAL"]) if q_learning else 0
     keys = [jax.random.PRNGKey(seed) for seed in range(args.seeds)]
     wall0, cpu0 = time.perf_counter(), time.process_time()
     compiled = jax.jit(train).lower(keys[0]).compile()
     compile_s, compile_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-    curves, returns, raw_steps, walls, cpus = [], [], [], [], []
-    for key in keys:
+    curves, returns, raw_steps, walls, cpus, evals = [], [], [], [], [], []
+    for seed, key in enumerate(keys):
         logged.clear()
         wall, cpu = time.perf_counter(), time.process_time()
         jax.block_until_ready(compiled(key))
         jax.effects_barrier()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
-        rows = sorted(logged, key=lambda m: m["env_step"])
+        if q_learning:  # per-update dicts of the script's own metric names
+            rows = sorted(logged, key=lambda m: m["update_steps"])
+            win, ret, step = "returned_won_episode", "returned_episode_returns", "env_step"
+            for m in rows:  # its greedy test runs at updates divisible by test_every
+                if test_every and int(m["update_steps"]) % test_every == 0:
+                    evals.append(
+                        {
+                            "seed": seed,
+                            "update": int(m["update_steps"]),
+                            "env_steps": int(m["update_steps"]) * steps_per_update,
+                            "eval_won": m["test_returned_won_episode"],
+                            "eval_episode_return": m["test_returned_episode_returns"],
+                        }
+                    )
+        else:
+            rows = sorted(logged, key=lambda m: m["env_step"])
+            win, ret, step = "win_rate", "returns", "env_step"
         if len(rows) != num_updates:
             raise RuntimeError(f"expected {num_updates} logged updates, got {len(rows)}")
-        curves.append([m["win_rate"] for m in rows])
-        returns.append([m["returns"] for m in rows])
-        raw_steps.append([m["env_step"] for m in rows])
+        curves.append([m[win] for m in rows])
+        returns.append([m[ret] for m in rows])
+        raw_steps.append([m[step] for m in rows])
         print(
-            f"seed {len(curves) - 1}: final win rate {_final(curves[-1]):.3f}, {walls[-1]:.0f} s",
+            f"seed {seed}: final win rate {_final(curves[-1]):.3f}, {walls[-1]:.0f} s",
             flush=True,
         )
-    total_steps = num_updates * STEPS_PER_UPDATE
+    total_steps = num_updates * steps_per_update
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    last_eval = max((e["update"] for e in evals), default=None)
     return {
         "side": "jaxmarl",
-        "library": f"jaxmarl {getattr(jaxmarl, '__version__', '0.2.0')} (PyPI) + "
-        "baselines/MAPPO/mappo_rnn_smax.py",
+        "alg": args.alg,
+        "library": f"jaxmarl {getattr(jaxmarl, '__version__', '0.2.0')} (PyPI) + {script}",
         "jax": jax.__version__,
         "scenario": args.scenario,
         "config": {k: v for k, v in config.items() if not callable(v)},
+        "config_overrides": args.peer_override,
         "seeds": args.seeds,
         "seed_keys": f"PRNGKey(0..{args.seeds - 1}), one after another",
         "num_updates": num_updates,
         "env_steps_per_seed": total_steps,
-        "env_steps": [(u + 1) * STEPS_PER_UPDATE for u in range(num_updates)],
+        "env_steps": [(u + 1) * steps_per_update for u in range(num_updates)],
         "logged_env_step": raw_steps[0],
         "win_rate": curves,
         "episode_return": returns,
         "final_win_rate": [_final(c) for c in curves],
+        "eval": evals,
+        "final_eval_win_rate": [e["eval_won"] for e in evals if e["update"] == last_eval],
         "compile_s": compile_s,
         "compile_cpu_s": compile_cpu,
         "train_wall_s": sum(walls),
@@ -292,7 +409,7 @@ def _stats(values) -> str:
     return f"{mean:.2f} [{min(values):.2f}, {max(values):.2f}]"
 
 
-def _plot(results: list[dict], scenario: str, path: Path) -> None:
+def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -301,6 +418,7 @@ def _plot(results: list[dict], scenario: str, path: Path) -> None:
 
     fig, (ax, ax_ret) = plt.subplots(1, 2, figsize=(12, 4.4))
     colours = {"ours": "tab:blue", "jaxmarl": "tab:orange"}
+    eval_colours = {"ours": "tab:green", "jaxmarl": "tab:red"}
     for res in results:
         steps = np.asarray(res["env_steps"])
         label = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
@@ -321,7 +439,7 @@ def _plot(results: list[dict], scenario: str, path: Path) -> None:
             hi = [np.max(by_step[x]) for x in xs]
             yerr = [np.subtract(ys, lo), np.subtract(hi, ys)]
             ax.errorbar(
-                xs, ys, yerr=yerr, fmt="o", color="tab:green", ms=4, capsize=3,
+                xs, ys, yerr=yerr, fmt="o", color=eval_colours[res["side"]], ms=4, capsize=3,
                 label=f"{label} (greedy eval)",
             )  # fmt: skip
     ax.axhline(0.9, color="grey", lw=0.8, ls=":")
@@ -330,7 +448,8 @@ def _plot(results: list[dict], scenario: str, path: Path) -> None:
     for axis in (ax, ax_ret):
         axis.grid(alpha=0.3)
         axis.legend(loc="upper left", fontsize=8)
-    fig.suptitle(f"SMAX {scenario} vs heuristic enemy, MAPPO-RNN: mean over seeds, band min/max")
+    name = "MAPPO-RNN" if alg == "mappo" else f"{alg.upper()}-RNN"
+    fig.suptitle(f"SMAX {scenario} vs heuristic enemy, {name}: mean over seeds, band min/max")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -339,20 +458,25 @@ def _plot(results: list[dict], scenario: str, path: Path) -> None:
 def compare(args) -> None:
     results = [json.loads(Path(p).read_text()) for p in args.jsons]
     lines = [
-        "| scenario | side | seeds x env steps | final train win rate, mean [min, max] | "
+        "| scenario | alg | side | seeds x env steps | final train win rate, mean [min, max] | "
         "final greedy eval win rate | compile s (wall / CPU) | train s (wall / CPU) | "
         "env steps/s (wall) | env steps per CPU s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     order = {"ours": 0, "jaxmarl": 1}
-    results.sort(key=lambda r: (SCENARIOS.index(r["scenario"]), order[r["side"]]))
+    for res in results:  # result files written before --alg were MAPPO
+        res.setdefault("alg", "mappo")
+    results.sort(
+        key=lambda r: (SCENARIOS.index(r["scenario"]), ALGS.index(r["alg"]), order[r["side"]])
+    )
     for res in results:
         side = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
         per_seed = ", ".join(f"{v:.2f}" for v in res["final_win_rate"])
         evals = res.get("final_eval_win_rate")
         eval_cell = f"{_stats(evals)} ({', '.join(f'{v:.2f}' for v in evals)})" if evals else "-"
         lines.append(
-            f"| {res['scenario']} | {side} | {res['seeds']} x {res['env_steps_per_seed']:,} | "
+            f"| {res['scenario']} | {res['alg']} | {side} | "
+            f"{res['seeds']} x {res['env_steps_per_seed']:,} | "
             f"{_stats(res['final_win_rate'])} ({per_seed}) | {eval_cell} | "
             f"{res['compile_s']:.0f} / {res['compile_cpu_s']:.0f} | "
             f"{res['train_wall_s']:.0f} / {res['train_cpu_s']:.0f} | "
@@ -364,11 +488,12 @@ def compare(args) -> None:
     print(table)
     if args.png_prefix:
         for scenario in SCENARIOS:
-            group = [r for r in results if r["scenario"] == scenario]
-            if group:
-                path = Path(f"{args.png_prefix}-{scenario}-mappo-winrate.png")
-                _plot(group, scenario, path)
-                print(f"wrote {path}")
+            for alg in ALGS:
+                group = [r for r in results if (r["scenario"], r["alg"]) == (scenario, alg)]
+                if group:
+                    path = Path(f"{args.png_prefix}-{scenario}-{alg}-winrate.png")
+                    _plot(group, scenario, alg, path)
+                    print(f"wrote {path}")
 
 
 def main() -> None:
@@ -376,11 +501,12 @@ def main() -> None:
         parser = argparse.ArgumentParser(description="table and plots from the JSONs")
         parser.add_argument("jsons", nargs="+")
         parser.add_argument("--md", help="write the Markdown table here")
-        parser.add_argument("--png-prefix", help="write PREFIX-<scenario>-mappo-winrate.png")
+        parser.add_argument("--png-prefix", help="write PREFIX-<scenario>-<alg>-winrate.png")
         compare(parser.parse_args(sys.argv[2:]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("ours", "jaxmarl"), required=True)
+    parser.add_argument("--alg", choices=ALGS, default="mappo")
     parser.add_argument("--scenario", choices=SCENARIOS, default="3m")
     parser.add_argument("--steps", type=int, required=True, help="env steps per seed")
     parser.add_argument("--seeds", type=int, default=3)
@@ -391,9 +517,13 @@ def main() -> None:
         "--devices", type=int, default=1, help="ours: split the seeds over this many host devices"
     )
     parser.add_argument("--peer-scripts", default="/tmp/peer_scripts")
+    parser.add_argument(
+        "--ours-override", action="append", default=[], help="ours: KEY=VALUE config override"
+    )
+    parser.add_argument(
+        "--peer-override", action="append", default=[], help="JaxMARL: KEY=VALUE config entry"
+    )
     args = parser.parse_args()
-    if args.steps % STEPS_PER_UPDATE:
-        raise SystemExit(f"--steps must be a multiple of {STEPS_PER_UPDATE}")
     machine = _machine()
     result = run_ours(args) if args.side == "ours" else run_jaxmarl(args)
     result["machine"] = machine
@@ -402,7 +532,8 @@ def main() -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(
-        f"{args.side} {args.scenario}: final train win rate {_stats(result['final_win_rate'])}, "
+        f"{args.side} {args.alg} {args.scenario}: "
+        f"final train win rate {_stats(result['final_win_rate'])}, "
         f"compile {result['compile_s']:.0f} s, train {result['train_wall_s']:.0f} s wall / "
         f"{result['train_cpu_s']:.0f} s CPU -> {args.out}"
     )
