@@ -33,6 +33,7 @@ from pathlib import Path
 
 # JaxMARL's buffer (flashbax, min_length_time_axis = BUFFER_BATCH_SIZE) samples from update 32 on.
 PEER_WARMUP_UPDATES = 32
+STEPS_PER_UPDATE = 16 * 128  # ql_rnn_smax.yaml: NUM_ENVS x NUM_STEPS
 
 
 def measure_ours(args) -> list[tuple[float, float]]:
@@ -65,36 +66,30 @@ def measure_jaxmarl(args) -> list[tuple[float, float]]:
     stamps: list[tuple[float, float]] = []
     log = lambda *a, **k: stamps.append((time.perf_counter(), time.process_time()))
     sys.modules["wandb"] = types.SimpleNamespace(log=log, init=lambda *a, **k: None)
-    import copy
     import importlib.util
 
     import jax
-    import yaml
 
-    scripts = Path(args.peer_scripts) / "QLearning"
-    spec = importlib.util.spec_from_file_location("jaxmarl_qmix_rnn", scripts / "qmix_rnn.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with open(scripts / "config" / "alg" / "ql_rnn_smax.yaml") as f:
-        config = yaml.safe_load(f)
-    config = {
-        k: float(v) if isinstance(v, str) and k not in ("ENV_NAME", "MAP_NAME") else v
-        for k, v in config.items()
-    }
+    # The peer's config and train function are built as smax_vs_jaxmarl.py builds them (by path:
+    # ``python -I`` does not put this folder on sys.path).
+    path = Path(__file__).with_name("smax_vs_jaxmarl.py")
+    spec = importlib.util.spec_from_file_location("smax_vs_jaxmarl", path)
+    driver = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(driver)
     num_updates = PEER_WARMUP_UPDATES + args.updates
-    steps = int(config["NUM_ENVS"]) * int(config["NUM_STEPS"]) * num_updates
-    config.update(
-        SEED=0, NUM_SEEDS=1, WANDB_MODE="online", TOTAL_TIMESTEPS=steps,
-        TEST_DURING_TRAINING=False, MAP_NAME=args.scenario,
-    )  # fmt: skip
-    for key in ("NUM_ENVS", "NUM_STEPS", "BUFFER_SIZE", "BUFFER_BATCH_SIZE", "HIDDEN_SIZE",
-                "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "MIXER_EMBEDDING_DIM",
-                "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS"):  # fmt: skip
-        config[key] = int(config[key])
-    env, _ = module.env_from_config(copy.deepcopy(config))
+    peer_args = argparse.Namespace(
+        alg="qmix",
+        scenario=args.scenario,
+        steps=STEPS_PER_UPDATE * num_updates,
+        peer_scripts=args.peer_scripts,
+        peer_override=["TEST_DURING_TRAINING=false"],
+    )
+    train, config, _ = driver._peer_train(peer_args)
+    if config["NUM_ENVS"] * config["NUM_STEPS"] != STEPS_PER_UPDATE:
+        raise RuntimeError("ql_rnn_smax.yaml no longer has 16 envs x 128 steps")
     key = jax.random.PRNGKey(0)
     wall = time.perf_counter()
-    compiled = jax.jit(module.make_train(config, env)).lower(key).compile()
+    compiled = jax.jit(train).lower(key).compile()
     print(f"compile {time.perf_counter() - wall:.1f} s", flush=True)
     jax.block_until_ready(compiled(key))
     jax.effects_barrier()
