@@ -55,7 +55,7 @@ Hangs: before the fix in ``jaxmarl/networks/init.py`` (2026-11-23), vmapped mult
 could hang at 0% CPU on jaxlib 0.10.2's CPU runtime: batched LAPACK QRs (flax's ``orthogonal``
 initialiser under ``vmap``) deadlock its thread pool. Our networks now use our own initialiser;
 JaxMARL's scripts still use flax's. The driver therefore watches each subprocess: if its CPU
-time does not advance for ``--stall-s`` seconds (default 180) it is killed and the seeds are run
+time does not advance for ``--stall-s`` seconds (default 60) it is killed and the seeds are run
 as separate processes (``NUM_SEEDS=1, SEED=s`` / ``run.num_seeds=1 run.seed=s``: a single,
 unbatched QR does not hang). ``--peer-separate`` / ``--ours-separate`` go straight to separate
 processes. The table's "mode" column says which way each side ran.
@@ -593,7 +593,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out-dir", type=Path, default=REPO / "runs" / "q_learning_vs_jaxmarl")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--plot", type=Path, help="write the training curves to this PNG")
-    parser.add_argument("--stall-s", type=float, default=180.0)
+    parser.add_argument("--stall-s", type=float, default=60.0)
     parser.add_argument("--ours-separate", action="store_true", help="one process per seed")
     parser.add_argument("--peer-separate", action="store_true", help="one process per seed")
     args = parser.parse_args(argv)
