@@ -328,12 +328,13 @@ def run_jaxmarl(args) -> dict:
     num_updates = config["NUM_UPDATES"]
     q_learning = args.alg in Q_ALGS
     test_every = int(num_updates * config["TEST_INTERVAL"]) if q_learning else 0
-    keys = [jax.random.PRNGKey(seed) for seed in range(args.seeds)]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    keys = [jax.random.PRNGKey(seed) for seed in seeds]
     wall0, cpu0 = time.perf_counter(), time.process_time()
     compiled = jax.jit(train).lower(keys[0]).compile()
     compile_s, compile_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     curves, returns, raw_steps, walls, cpus, evals = [], [], [], [], [], []
-    for seed, key in enumerate(keys):
+    for seed, key in zip(seeds, keys, strict=True):
         logged.clear()
         wall, cpu = time.perf_counter(), time.process_time()
         jax.block_until_ready(compiled(key))
@@ -378,7 +379,8 @@ def run_jaxmarl(args) -> dict:
         "config": {k: v for k, v in config.items() if not callable(v)},
         "config_overrides": args.peer_override,
         "seeds": args.seeds,
-        "seed_keys": f"PRNGKey(0..{args.seeds - 1}), one after another",
+        "first_seed": args.first_seed,
+        "seed_keys": f"PRNGKey({seeds[0]}..{seeds[-1]}), one after another",
         "num_updates": num_updates,
         "env_steps_per_seed": total_steps,
         "env_steps": [(u + 1) * steps_per_update for u in range(num_updates)],
@@ -455,8 +457,41 @@ def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
     plt.close(fig)
 
 
+# Per-seed lists that a run split over processes (--first-seed) concatenates, and totals it sums.
+_PER_SEED = ("win_rate", "episode_return", "final_win_rate", "final_eval_win_rate", "eval",
+             "train_wall_s_per_seed", "train_cpu_s_per_seed")
+_SUMMED = ("seeds", "train_wall_s", "train_cpu_s")
+
+
+def _join_seed_parts(results: list[dict]) -> list[dict]:
+    """One result per (side, scenario, alg, env steps): JaxMARL runs whose seeds were split over
+    processes (``--first-seed``, e.g. run side by side on one GPU) become one run whose
+    throughput counts each seed's own training time, as if the seeds had run one after another."""
+    joined: dict[tuple, dict] = {}
+    for res in sorted(results, key=lambda r: r.get("first_seed", 0)):
+        key = (res["side"], res["scenario"], res.get("alg", "mappo"), res["env_steps_per_seed"])
+        if key not in joined:
+            joined[key] = {**res, **{k: list(res.get(k, [])) for k in _PER_SEED}}
+            continue
+        if res["side"] != "jaxmarl":
+            raise SystemExit(f"two runs of ours for {key}: compare one of them at a time")
+        whole = joined[key]
+        for k in _PER_SEED:
+            whole[k] += res.get(k, [])
+        for k in _SUMMED:
+            whole[k] += res[k]
+        whole["compile_s"] = max(whole["compile_s"], res["compile_s"])
+        whole["compile_cpu_s"] = max(whole["compile_cpu_s"], res["compile_cpu_s"])
+        whole["seed_keys"] += f"; {res['seed_keys']}"
+    for whole in joined.values():
+        steps = whole["env_steps_per_seed"] * whole["seeds"]
+        whole["env_steps_per_s_wall"] = steps / whole["train_wall_s"]
+        whole["env_steps_per_cpu_s"] = steps / whole["train_cpu_s"]
+    return list(joined.values())
+
+
 def compare(args) -> None:
-    results = [json.loads(Path(p).read_text()) for p in args.jsons]
+    results = _join_seed_parts([json.loads(Path(p).read_text()) for p in args.jsons])
     lines = [
         "| scenario | alg | side | seeds x env steps | final train win rate, mean [min, max] | "
         "final greedy eval win rate | compile s (wall / CPU) | train s (wall / CPU) | "
@@ -518,6 +553,13 @@ def main() -> None:
     )
     parser.add_argument("--peer-scripts", default="/tmp/peer_scripts")
     parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="JaxMARL: first seed (PRNGKey(first..first+seeds-1)); compare joins the parts",
+    )
+    parser.add_argument("--note", default="", help="recorded in the JSON (how the run was made)")
+    parser.add_argument(
         "--ours-override", action="append", default=[], help="ours: KEY=VALUE config override"
     )
     parser.add_argument(
@@ -529,6 +571,10 @@ def main() -> None:
     result["machine"] = machine
     result["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
     result["command"] = " ".join([sys.executable, *sys.argv])
+    result["note"] = args.note
+    import jax  # imported by either run already
+
+    result["jax_devices"] = [d.device_kind for d in jax.devices()]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
     print(
