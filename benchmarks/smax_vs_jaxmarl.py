@@ -458,8 +458,15 @@ def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
 
 
 # Per-seed lists that a run split over processes (--first-seed) concatenates, and totals it sums.
-_PER_SEED = ("win_rate", "episode_return", "final_win_rate", "final_eval_win_rate", "eval",
-             "train_wall_s_per_seed", "train_cpu_s_per_seed")
+_PER_SEED = (
+    "win_rate",
+    "episode_return",
+    "final_win_rate",
+    "final_eval_win_rate",
+    "eval",
+    "train_wall_s_per_seed",
+    "train_cpu_s_per_seed",
+)
 _SUMMED = ("seeds", "train_wall_s", "train_cpu_s")
 
 
