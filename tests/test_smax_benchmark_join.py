@@ -1,0 +1,88 @@
+"""``smax_vs_jaxmarl.py compare`` joins JaxMARL runs whose seeds were split over processes.
+
+A GPU session runs JaxMARL's seeds as separate processes (``--first-seed``); the table must
+count them as one run of all the seeds, in seed order, with throughput from each seed's own
+training time. Pure bookkeeping on result dicts: no JAX, no peer venv.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+DRIVER = Path(__file__).resolve().parents[1] / "benchmarks" / "smax_vs_jaxmarl.py"
+
+
+@pytest.fixture(scope="module")
+def driver():
+    module_spec = importlib.util.spec_from_file_location("smax_vs_jaxmarl", DRIVER)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def _peer_part(first_seed: int, seeds: int, wall_per_seed: float) -> dict:
+    ids = range(first_seed, first_seed + seeds)
+    return {
+        "side": "jaxmarl",
+        "scenario": "3m",
+        "alg": "qmix",
+        "env_steps_per_seed": 4096,
+        "first_seed": first_seed,
+        "seeds": seeds,
+        "seed_keys": f"PRNGKey({ids[0]}..{ids[-1]}), one after another",
+        "win_rate": [[0.1 * s, 0.2 * s] for s in ids],
+        "episode_return": [[float(s)] * 2 for s in ids],
+        "final_win_rate": [0.2 * s for s in ids],
+        "final_eval_win_rate": [0.3 * s for s in ids],
+        "eval": [{"seed": s, "update": 2, "eval_won": 0.3 * s} for s in ids],
+        "train_wall_s_per_seed": [wall_per_seed] * seeds,
+        "train_cpu_s_per_seed": [2 * wall_per_seed] * seeds,
+        "train_wall_s": wall_per_seed * seeds,
+        "train_cpu_s": 2 * wall_per_seed * seeds,
+        "compile_s": 10.0 + first_seed,
+        "compile_cpu_s": 20.0 + first_seed,
+        "env_steps_per_s_wall": 4096 / wall_per_seed,
+        "env_steps_per_cpu_s": 4096 / (2 * wall_per_seed),
+    }
+
+
+def test_join_puts_split_seeds_in_order_and_recounts_throughput(driver):
+    parts = [_peer_part(2, 1, 4.0), _peer_part(0, 2, 1.0)]  # given out of seed order
+
+    (joined,) = driver._join_seed_parts(parts)
+
+    assert joined["seeds"] == 3
+    assert joined["final_win_rate"] == pytest.approx([0.0, 0.2, 0.4])
+    assert joined["final_eval_win_rate"] == pytest.approx([0.0, 0.3, 0.6])
+    assert [e["seed"] for e in joined["eval"]] == [0, 1, 2]
+    assert joined["win_rate"][2] == pytest.approx([0.2, 0.4])
+    assert joined["train_wall_s_per_seed"] == [1.0, 1.0, 4.0]
+    assert joined["train_wall_s"] == pytest.approx(6.0)
+    assert joined["env_steps_per_s_wall"] == pytest.approx(3 * 4096 / 6.0)
+    assert joined["env_steps_per_cpu_s"] == pytest.approx(3 * 4096 / 12.0)
+    assert joined["compile_s"] == pytest.approx(12.0)
+    assert (
+        joined["seed_keys"] == "PRNGKey(0..1), one after another; PRNGKey(2..2), one after another"
+    )
+    assert parts[1]["final_win_rate"] == pytest.approx([0.0, 0.2])  # inputs left as they were
+
+
+def test_join_keeps_different_runs_apart(driver):
+    other_steps = {**_peer_part(1, 1, 1.0), "env_steps_per_seed": 8192}
+    ours = {**_peer_part(0, 2, 1.0), "side": "ours"}
+
+    joined = driver._join_seed_parts([_peer_part(0, 1, 1.0), other_steps, ours])
+
+    assert sorted((r["side"], r["env_steps_per_seed"], r["seeds"]) for r in joined) == [
+        ("jaxmarl", 4096, 1),
+        ("jaxmarl", 8192, 1),
+        ("ours", 4096, 2),
+    ]
+
+
+def test_join_refuses_two_runs_of_ours(driver):
+    ours = {**_peer_part(0, 1, 1.0), "side": "ours"}
+
+    with pytest.raises(SystemExit, match="two runs of ours"):
+        driver._join_seed_parts([ours, dict(ours)])
