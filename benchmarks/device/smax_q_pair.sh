@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One SMAX Q-learning comparison on a lent GPU, one side at a time: ours (seeds vmapped in one
+# program), then JaxMARL 0.2.0's script (seeds one after another), both with JaxMARL's published
+# ql_rnn_smax.yaml settings (512 wide, no overrides). Needs benchmarks/device/setup.sh
+# to have run and .peer_scripts carried. Writes $OUT/{ours,jaxmarl}-<scenario>-<alg>.json and our
+# eval.jsonl; each side is stopped at its time limit so the call ends inside the 10-minute limit.
+#
+#   bash benchmarks/device/smax_q_pair.sh ALG SCENARIO STEPS [OURS_SECONDS PEER_SECONDS]
+#
+# At the published 512 wide on one H100 (2026-11-24, 3m): ours ~0.13 s per update for 3 seeds,
+# JaxMARL ~0.17 s per update per seed, so 999,424 steps (488 updates) take ~1.5 min + compile
+# for ours and ~4.5 min + compile for JaxMARL's 3 seeds. 2s3z costs more per step.
+set -uo pipefail
+alg=$1 scenario=$2 steps=$3 ours_s=${4:-200} peer_s=${5:-330}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/out}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+note="one side at a time on ${gpu:-$(hostname)}"
+mkdir -p "$out" /tmp/peer_scripts && cp -r "$repo/.peer_scripts/." /tmp/peer_scripts/
+run_dir=$(mktemp -d -u /tmp/run_ours_XXXX)
+export PYTHONUNBUFFERED=1
+timeout "$ours_s" /tmp/venv_ours/bin/python "$repo/benchmarks/smax_vs_jaxmarl.py" --side ours \
+    --alg "$alg" --scenario "$scenario" --steps "$steps" --seeds 3 --eval-every 1 \
+    --run-dir "$run_dir" --out "$out/ours-$scenario-$alg.json" --note "$note" 2>&1 | tail -2
+cp "$run_dir/eval.jsonl" "$out/ours-$scenario-$alg-eval.jsonl" 2>/dev/null
+(cd /tmp && timeout "$peer_s" /tmp/venv_peer/bin/python -I "$repo/benchmarks/smax_vs_jaxmarl.py" \
+    --side jaxmarl --alg "$alg" --scenario "$scenario" --steps "$steps" --seeds 3 \
+    --out "$out/jaxmarl-$scenario-$alg.json" --note "$note" 2>&1 | tail -4)
