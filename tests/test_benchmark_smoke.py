@@ -4,24 +4,21 @@ Tiny sizes only (batch 2, 3 steps, 1 repeat): this checks that the workload runs
 environments and reports sane numbers, not how fast anything is. It never needs the peer venv.
 """
 
-import importlib.util
 import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-WORKLOAD = Path(__file__).resolve().parents[1] / "benchmarks" / "_workload.py"
+from tests.benchmark_scripts import BENCHMARKS, load_benchmark_script
+
+WORKLOAD = BENCHMARKS / "_workload.py"
 
 
 @pytest.fixture(scope="module")
 def workload():
-    module_spec = importlib.util.spec_from_file_location("benchmark_workload", WORKLOAD)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("_workload")
 
 
 def test_measure_reports_positive_finite_rates(workload):

@@ -5,6 +5,7 @@ import pytest
 from jaxmarl.config import ConfigError, available_presets, load_config
 from jaxmarl.train import ALGORITHMS, parse
 from jaxmarl.training.multitask import MultiTaskFields
+from tests.benchmark_scripts import load_benchmark_script
 
 PRESETS = [name.split("/", 1) for name in available_presets()]
 
@@ -55,18 +56,6 @@ def test_extends_errors_name_the_problem(tmp_path):
         load_config(ExampleConfig, tmp_path / "c.yaml")
 
 
-def _transfer_script(name: str):
-    """``benchmarks/transfer/<name>.py`` as a module (its ``main`` not run)."""
-    import importlib.util
-    from pathlib import Path
-
-    script = Path(__file__).resolve().parents[1] / f"benchmarks/transfer/{name}.py"
-    module_spec = importlib.util.spec_from_file_location(name, script)
-    bench = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(bench)
-    return bench
-
-
 # Run settings the benchmarks do not take from a config (their own seeds, chunks, evaluation).
 BENCH_IGNORE = [
     *(f"run.{f}" for f in ("seed", "num_seeds", "updates_per_chunk", "checkpoint_every")),
@@ -96,7 +85,7 @@ def test_mtapn_mpe_presets_are_the_transfer_benchmarks_settings():
     """configs/mtapn_vdn/MPE_spread_* hold what benchmarks/transfer/run_mpe_transfer.py runs."""
     import argparse
 
-    bench = _transfer_script("run_mpe_transfer")
+    bench = load_benchmark_script("transfer/run_mpe_transfer")
     args = argparse.Namespace(num_envs=16, width=64, lr=1e-3)
     ignore = [*BENCH_IGNORE, "network.gru_size"]  # unused by the MLP perception
     pre, target = _check_transfer_presets(
@@ -111,7 +100,7 @@ def test_mtapn_smax_cpu_presets_are_the_transfer_benchmarks_settings():
     (the command in benchmarks/transfer/README.md)."""
     import argparse
 
-    bench = _transfer_script("run_smax_transfer")
+    bench = load_benchmark_script("transfer/run_smax_transfer")
     args = argparse.Namespace(
         num_envs=16, width=64, lr=5e-4, num_steps=32, num_epochs=4, num_minibatches=4,
         eps_decay=0.1,

@@ -5,20 +5,14 @@ count them as one run of all the seeds, in seed order, with throughput from each
 training time. Pure bookkeeping on result dicts: no JAX, no peer venv.
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-DRIVER = Path(__file__).resolve().parents[1] / "benchmarks" / "smax_vs_jaxmarl.py"
+from tests.benchmark_scripts import load_benchmark_script
 
 
 @pytest.fixture(scope="module")
 def driver():
-    module_spec = importlib.util.spec_from_file_location("smax_vs_jaxmarl", DRIVER)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("smax_vs_jaxmarl")
 
 
 def _peer_part(first_seed: int, seeds: int, wall_per_seed: float) -> dict:
