@@ -53,7 +53,8 @@ the env comes from the script's ``env_from_config`` and ``make_train(config, env
 updates: one seed per call, so its ``lax.cond`` is not turned into a ``select``), and
 ``WANDB_MODE`` is not ``disabled`` so its per-update ``jax.debug.callback`` reaches the stub.
 Either script trains one seed per ``train(key)`` call: it is compiled once and the seeds
-(``PRNGKey(0..seeds-1)``) run one after another, as its ``main`` runs one seed.
+(``PRNGKey(0..seeds-1)``, or from ``--first-seed N`` on) run one after another, as its ``main``
+runs one seed. Seeds split over processes that way are joined into one row by ``compare``.
 
 Then::
 
@@ -471,17 +472,31 @@ _SUMMED = ("seeds", "train_wall_s", "train_cpu_s")
 
 
 def _join_seed_parts(results: list[dict]) -> list[dict]:
-    """One result per (side, scenario, alg, env steps): JaxMARL runs whose seeds were split over
-    processes (``--first-seed``, e.g. run side by side on one GPU) become one run whose
-    throughput counts each seed's own training time, as if the seeds had run one after another."""
+    """One result per (side, scenario, alg, env steps, overrides): JaxMARL runs whose seeds were
+    split over processes (``--first-seed``, e.g. so that each fits one GPU call's time limit)
+    become one run whose throughput counts each seed's own training time, as if the seeds had
+    run one after another. Parts whose seeds overlap are refused (the same seed twice is not
+    two seeds)."""
     joined: dict[tuple, dict] = {}
+    seeds_of: dict[tuple, set[int]] = {}
     for res in sorted(results, key=lambda r: r.get("first_seed", 0)):
+        overrides = tuple(res.get("config_overrides") or ())
         key = (res["side"], res["scenario"], res.get("alg", "mappo"), res["env_steps_per_seed"])
+        key += (overrides,)
+        first = res.get("first_seed", 0)
+        part_seeds = set(range(first, first + res["seeds"]))
         if key not in joined:
             joined[key] = {**res, **{k: list(res.get(k, [])) for k in _PER_SEED}}
+            seeds_of[key] = part_seeds
             continue
         if res["side"] != "jaxmarl":
             raise SystemExit(f"two runs of ours for {key}: compare one of them at a time")
+        if seeds_of[key] & part_seeds:
+            raise SystemExit(
+                f"two JaxMARL runs for {key} share seeds {sorted(seeds_of[key] & part_seeds)}: "
+                "compare one of them at a time, or give the parts distinct --first-seed"
+            )
+        seeds_of[key] |= part_seeds
         whole = joined[key]
         for k in _PER_SEED:
             whole[k] += res.get(k, [])

@@ -80,3 +80,16 @@ def test_join_refuses_two_runs_of_ours(driver):
 
     with pytest.raises(SystemExit, match="two runs of ours"):
         driver._join_seed_parts([ours, dict(ours)])
+
+
+def test_join_refuses_parts_that_share_a_seed(driver):
+    with pytest.raises(SystemExit, match=r"share seeds \[1\]"):
+        driver._join_seed_parts([_peer_part(0, 2, 1.0), _peer_part(1, 1, 1.0)])
+
+
+def test_join_keeps_runs_with_different_overrides_apart(driver):
+    narrow = {**_peer_part(1, 1, 1.0), "config_overrides": ["HIDDEN_SIZE=64"]}
+
+    joined = driver._join_seed_parts([_peer_part(0, 1, 1.0), narrow])
+
+    assert sorted(r["seeds"] for r in joined) == [1, 1]
