@@ -72,7 +72,17 @@ Training win rate, per update. MAPPO, both sides: the fraction of the training e
 (SMAX pays 1 for the win); ours counts ``infos["won"]`` (every enemy dead and an ally alive) at
 the episode's end. JaxMARL's Q scripts log instead the mean, over the rollout's steps, envs and
 agents, of ``returned_won_episode`` (the win flag of each env's most recently *finished*
-episode: a lagging value); ours logs the same fraction as for MAPPO. Both sides are plotted at
+episode: a lagging value). Those scripts reset every env at the start of each update's rollout,
+so that value is 0 in every env until its first episode of the rollout ends: on SMAX, where
+an episode is a large part of the 128-step rollout, the script's own training win rate and
+return come out well below the episodes'. So the driver reads JaxMARL's training win rate and
+return like ours: ``_EpisodeEnds`` wraps the env the script builds and adds to its step infos
+each agent's episode-end flag and the won flag and return times that flag; the script's
+per-update means of those give the fraction won and mean return of the episodes that ended in
+the update. The script's own lagging values are kept in the JSON (``win_rate_script``,
+``episode_return_script``; absent from runs before 2026-11-24 03:50 UTC, whose JaxMARL training
+curves are that lagging value). Ours logs the same fraction as for MAPPO. Both sides are
+plotted at
 ``(update_index + 1) * env steps per update``, the env steps done when the rollout ends.
 "Final training win rate" is the mean of the last 5 updates, per seed.
 
@@ -100,6 +110,7 @@ from pathlib import Path
 FINAL_WINDOW = 5
 SCENARIOS = ("3m", "2s3z")
 ALGS = ("mappo", "qmix", "vdn", "iql")
+DIAGNOSTICS = ("episode_length", "q_mean", "target_mean", "loss")
 Q_ALGS = ("qmix", "vdn", "iql")
 
 
@@ -191,9 +202,15 @@ def run_ours(args) -> dict:
 
     curves = {s: [] for s in range(args.seeds)}
     returns = {s: [] for s in range(args.seeds)}
+    # Per-update diagnostics, [seed][update]: episode lengths show a policy that stalls until
+    # the time limit; the Q learners' mean taken Q and TD target show values that run away.
+    diagnostics = {name: {s: [] for s in range(args.seeds)} for name in DIAGNOSTICS}
     for row in sorted(result.history, key=lambda r: (r["update"], r["seed"])):
         curves[row["seed"]].append(row["won"])
         returns[row["seed"]].append(row["episode_return"])
+        for name, per_seed in diagnostics.items():
+            if name in row:
+                per_seed[row["seed"]].append(row[name])
     evals = [json.loads(line) for line in (run_dir / "eval.jsonl").read_text().splitlines()]
     last = max(e["update"] for e in evals)
     final_eval = [e for e in sorted(evals, key=lambda e: e["seed"]) if e["update"] == last]
@@ -218,6 +235,11 @@ def run_ours(args) -> dict:
         "win_rate": [curves[s] for s in range(args.seeds)],
         "episode_return": [returns[s] for s in range(args.seeds)],
         "final_win_rate": [_final(curves[s]) for s in range(args.seeds)],
+        **{
+            name: [per_seed[s] for s in range(args.seeds)]
+            for name, per_seed in diagnostics.items()
+            if per_seed[0]
+        },
         "eval": evals,
         "final_eval_win_rate": [e["eval_won"] for e in final_eval],
         "final_eval_return": [e["eval_episode_return"] for e in final_eval],
@@ -258,6 +280,39 @@ _Q_INT_KEYS = (
     "HIDDEN_SIZE", "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "TEST_NUM_STEPS", "TEST_NUM_ENVS",
     "MIXER_EMBEDDING_DIM", "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS",
 )  # fmt: skip
+
+
+class _EpisodeEnds:
+    """Wraps the env JaxMARL's Q script builds (a ``SMAXLogWrapper``): each step's infos gain
+    ``episode_end`` (1 for every agent where the episode ended), ``episode_end_won`` and
+    ``episode_end_return`` (the ended episode's won flag and return, 0 elsewhere). The script
+    averages every info over the rollout, so ``episode_end_won / episode_end`` is the win rate
+    of the episodes that ended in the update. Everything else is the wrapped env's (attribute
+    lookups fall through), so the script runs as written."""
+
+    def __init__(self, env):
+        self._env = env
+
+    def __getattr__(self, name):
+        return getattr(self._env, name)
+
+    def step(self, key, state, actions):
+        import jax.numpy as jnp
+
+        obs, state, reward, done, info = self._env.step(key, state, actions)
+        end = jnp.full(info["returned_won_episode"].shape, done["__all__"], jnp.float32)
+        info = {
+            **info,
+            "episode_end": end,
+            "episode_end_won": end * info["returned_won_episode"],
+            "episode_end_return": end * info["returned_episode_returns"],
+        }
+        return obs, state, reward, done, info
+
+
+def _per_episode(rows: list[dict], name: str) -> list[float]:
+    """Per update: the mean of ``name`` over the episodes that ended (0 if none did, as ours)."""
+    return [m[name] / m["episode_end"] if m["episode_end"] > 0 else 0.0 for m in rows]
 
 
 def _peer_train(args) -> tuple:
@@ -308,7 +363,7 @@ def _peer_train(args) -> tuple:
     for key in _Q_INT_KEYS:
         config[key] = int(config[key])
     env, _ = module.env_from_config(copy.deepcopy(config))  # it writes a Scenario into its arg
-    return module.make_train(config, env), config, f"baselines/QLearning/{script}"
+    return module.make_train(config, _EpisodeEnds(env)), config, f"baselines/QLearning/{script}"
 
 
 def run_jaxmarl(args) -> dict:
@@ -335,6 +390,7 @@ def run_jaxmarl(args) -> dict:
     compiled = jax.jit(train).lower(keys[0]).compile()
     compile_s, compile_cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     curves, returns, raw_steps, walls, cpus, evals = [], [], [], [], [], []
+    script_curves, script_returns = [], []  # Q scripts: their own lagging metric
     for seed, key in zip(seeds, keys, strict=True):
         logged.clear()
         wall, cpu = time.perf_counter(), time.process_time()
@@ -361,8 +417,14 @@ def run_jaxmarl(args) -> dict:
             win, ret, step = "win_rate", "returns", "env_step"
         if len(rows) != num_updates:
             raise RuntimeError(f"expected {num_updates} logged updates, got {len(rows)}")
-        curves.append([m[win] for m in rows])
-        returns.append([m[ret] for m in rows])
+        if q_learning:
+            script_curves.append([m[win] for m in rows])
+            script_returns.append([m[ret] for m in rows])
+            curves.append(_per_episode(rows, "episode_end_won"))
+            returns.append(_per_episode(rows, "episode_end_return"))
+        else:
+            curves.append([m[win] for m in rows])
+            returns.append([m[ret] for m in rows])
         raw_steps.append([m[step] for m in rows])
         print(
             f"seed {seed}: final win rate {_final(curves[-1]):.3f}, {walls[-1]:.0f} s",
@@ -389,6 +451,11 @@ def run_jaxmarl(args) -> dict:
         "win_rate": curves,
         "episode_return": returns,
         "final_win_rate": [_final(c) for c in curves],
+        **(
+            {"win_rate_script": script_curves, "episode_return_script": script_returns}
+            if q_learning
+            else {}
+        ),
         "eval": evals,
         "final_eval_win_rate": [e["eval_won"] for e in evals if e["update"] == last_eval],
         "compile_s": compile_s,
@@ -412,6 +479,13 @@ def _stats(values) -> str:
     return f"{mean:.2f} [{min(values):.2f}, {max(values):.2f}]"
 
 
+def _label(res: dict) -> str:
+    """``ours`` or ``JaxMARL 0.2.0``, plus the overrides that set this run apart (if any)."""
+    side = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
+    changes = [o for o in res.get("config_overrides") or () if not o.startswith("run.total_")]
+    return f"{side} ({', '.join(changes)})" if changes else side
+
+
 def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
     import matplotlib
 
@@ -420,13 +494,13 @@ def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
     import numpy as np
 
     fig, (ax, ax_ret) = plt.subplots(1, 2, figsize=(12, 4.4))
-    colours = {"ours": "tab:blue", "jaxmarl": "tab:orange"}
-    eval_colours = {"ours": "tab:green", "jaxmarl": "tab:red"}
-    for res in results:
+    # Training curves and greedy evaluations of one run share a hue (dark: evaluations).
+    palette = [("tab:blue", "navy"), ("tab:orange", "darkred"), ("tab:green", "darkgreen")]
+    palette += [("tab:purple", "indigo"), ("tab:olive", "darkolivegreen")]
+    for index, res in enumerate(results):
         steps = np.asarray(res["env_steps"])
-        label = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
-        label = f"{label}, {res['seeds']} seeds"
-        colour = colours[res["side"]]
+        label = f"{_label(res)}, {res['seeds']} seeds"
+        colour, eval_colour = palette[index % len(palette)]
         for axis, key in ((ax, "win_rate"), (ax_ret, "episode_return")):
             curves = np.asarray(res[key], dtype=float)
             axis.plot(steps, np.nanmean(curves, 0), color=colour, label=f"{label} (train)")
@@ -442,7 +516,7 @@ def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
             hi = [np.max(by_step[x]) for x in xs]
             yerr = [np.subtract(ys, lo), np.subtract(hi, ys)]
             ax.errorbar(
-                xs, ys, yerr=yerr, fmt="o", color=eval_colours[res["side"]], ms=4, capsize=3,
+                xs, ys, yerr=yerr, fmt="o", color=eval_colour, ms=4, capsize=3,
                 label=f"{label} (greedy eval)",
             )  # fmt: skip
     ax.axhline(0.9, color="grey", lw=0.8, ls=":")
@@ -463,6 +537,8 @@ _PER_SEED = (
     "win_rate",
     "episode_return",
     "final_win_rate",
+    "win_rate_script",
+    "episode_return_script",
     "final_eval_win_rate",
     "eval",
     "train_wall_s_per_seed",
@@ -527,7 +603,7 @@ def compare(args) -> None:
         key=lambda r: (SCENARIOS.index(r["scenario"]), ALGS.index(r["alg"]), order[r["side"]])
     )
     for res in results:
-        side = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
+        side = _label(res)
         per_seed = ", ".join(f"{v:.2f}" for v in res["final_win_rate"])
         evals = res.get("final_eval_win_rate")
         eval_cell = f"{_stats(evals)} ({', '.join(f'{v:.2f}' for v in evals)})" if evals else "-"

@@ -93,3 +93,31 @@ def test_join_keeps_runs_with_different_overrides_apart(driver):
     joined = driver._join_seed_parts([_peer_part(0, 1, 1.0), narrow])
 
     assert sorted(r["seeds"] for r in joined) == [1, 1]
+
+
+def test_compare_names_the_override_that_sets_a_run_apart(driver, tmp_path):
+    """The truncation ablation compares two runs of ours that differ by one override; the
+    table (and the plot legend, from the same label) must say which row is which."""
+    import argparse
+    import json
+
+    paths = []
+    for bootstrap in ("true", "false"):
+        overrides = ["run.total_timesteps=4096", f"bootstrap_truncation={bootstrap}"]
+        run = {
+            **_peer_part(0, 1, 1.0),
+            "side": "ours",
+            "config_overrides": overrides,
+            "env_steps": [2048, 4096],
+        }
+        paths.append(tmp_path / f"{bootstrap}.json")
+        paths[-1].write_text(json.dumps(run))
+    md = tmp_path / "table.md"
+    args = argparse.Namespace(jsons=[str(p) for p in paths], md=str(md), png_prefix=None)
+
+    driver.compare(args)
+
+    rows = [line for line in md.read_text().splitlines() if "| ours" in line]
+    named = lambda value: [r for r in rows if f"bootstrap_truncation={value}" in r]
+    assert len(rows) == 2 and len(named("true")) == 1 and len(named("false")) == 1
+    assert not any("total_timesteps" in r for r in rows)  # shared by both: not a difference
