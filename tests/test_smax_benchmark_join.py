@@ -121,3 +121,40 @@ def test_compare_names_the_override_that_sets_a_run_apart(driver, tmp_path):
     named = lambda value: [r for r in rows if f"bootstrap_truncation={value}" in r]
     assert len(rows) == 2 and len(named("true")) == 1 and len(named("false")) == 1
     assert not any("total_timesteps" in r for r in rows)  # shared by both: not a difference
+
+
+def test_episode_ends_adds_per_episode_infos_and_leaves_the_rest(driver):
+    """``_EpisodeEnds`` (wrapped around the env JaxMARL's Q scripts build) marks every agent at an
+    episode end and copies that episode's won flag and return there, so the script's rollout
+    means give per-episode values; everything else passes through."""
+    import jax.numpy as jnp
+
+    class FakeLoggedEnv:
+        num_agents = 2
+        name = "fake"
+
+        def step(self, key, state, actions):
+            done = {"__all__": jnp.asarray(state == 1)}
+            info = {
+                "returned_won_episode": jnp.asarray([1.0, 1.0]),
+                "returned_episode_returns": jnp.asarray([0.5, 0.5]),
+            }
+            return "obs", state + 1, {"a": 0.0}, done, info
+
+    env = driver._EpisodeEnds(FakeLoggedEnv())
+    assert env.num_agents == 2 and env.name == "fake"  # attribute lookups fall through
+
+    _, state, _, _, running = env.step(None, 0, None)
+    _, _, _, _, ended = env.step(None, state, None)
+
+    assert running["episode_end"].tolist() == [0.0, 0.0]
+    assert running["episode_end_won"].tolist() == [0.0, 0.0]
+    assert ended["episode_end"].tolist() == [1.0, 1.0]
+    assert ended["episode_end_won"].tolist() == [1.0, 1.0]
+    assert ended["episode_end_return"].tolist() == [0.5, 0.5]
+    assert ended["returned_won_episode"].tolist() == [1.0, 1.0]  # the script's own info kept
+    rows = [
+        {"episode_end": 0.5, "episode_end_won": 0.25},  # 2 of 4 steps ended, 1 of them won
+        {"episode_end": 0.0, "episode_end_won": 0.0},  # none ended: 0, as ours logs it
+    ]
+    assert driver._per_episode(rows, "episode_end_won") == [0.5, 0.0]
