@@ -482,7 +482,9 @@ def _stats(values) -> str:
 def _label(res: dict) -> str:
     """``ours`` or ``JaxMARL 0.2.0``, plus the overrides that set this run apart (if any)."""
     side = "ours" if res["side"] == "ours" else "JaxMARL 0.2.0"
-    changes = [o for o in res.get("config_overrides") or () if not o.startswith("run.total_")]
+    # run.* settings (length, chunking, evaluation) are the same on both sides or change no
+    # learning; the rest (network width, bootstrap_truncation, ...) tell runs apart.
+    changes = [o for o in res.get("config_overrides") or () if not o.startswith("run.")]
     return f"{side} ({', '.join(changes)})" if changes else side
 
 
@@ -524,10 +526,13 @@ def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
     ax_ret.set(xlabel="env steps (per seed)", ylabel="training episode return (per agent)")
     for axis in (ax, ax_ret):
         axis.grid(alpha=0.3)
-        axis.legend(loc="upper left", fontsize=8)
+    # One legend under both panels: labels carry overrides and would cover the curves.
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     name = "MAPPO-RNN" if alg == "mappo" else f"{alg.upper()}-RNN"
     fig.suptitle(f"SMAX {scenario} vs heuristic enemy, {name}: mean over seeds, band min/max")
-    fig.tight_layout()
+    rows = (len(labels) + 1) // 2
+    fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
