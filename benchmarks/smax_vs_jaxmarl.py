@@ -110,7 +110,7 @@ from pathlib import Path
 FINAL_WINDOW = 5
 SCENARIOS = ("3m", "2s3z")
 ALGS = ("mappo", "qmix", "vdn", "iql")
-DIAGNOSTICS = ("episode_length", "q_mean", "target_mean", "loss")
+DIAGNOSTICS = ("episode_length", "q_mean", "q_tot_mean", "target_mean", "loss")
 Q_ALGS = ("qmix", "vdn", "iql")
 
 
@@ -203,7 +203,7 @@ def run_ours(args) -> dict:
     curves = {s: [] for s in range(args.seeds)}
     returns = {s: [] for s in range(args.seeds)}
     # Per-update diagnostics, [seed][update]: episode lengths show a policy that stalls until
-    # the time limit; the Q learners' mean taken Q and TD target show values that run away.
+    # the time limit; the Q learners' mean mixed Q and TD target show values that run away.
     diagnostics = {name: {s: [] for s in range(args.seeds)} for name in DIAGNOSTICS}
     for row in sorted(result.history, key=lambda r: (r["update"], r["seed"])):
         curves[row["seed"]].append(row["won"])
@@ -528,10 +528,11 @@ def _plot(results: list[dict], scenario: str, alg: str, path: Path) -> None:
         axis.grid(alpha=0.3)
     # One legend under both panels: labels carry overrides and would cover the curves.
     handles, labels = ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    columns = 2 if max(map(len, labels)) <= 75 else 1
+    fig.legend(handles, labels, loc="lower center", ncol=columns, fontsize=8, frameon=False)
     name = "MAPPO-RNN" if alg == "mappo" else f"{alg.upper()}-RNN"
     fig.suptitle(f"SMAX {scenario} vs heuristic enemy, {name}: mean over seeds, band min/max")
-    rows = (len(labels) + 1) // 2
+    rows = -(-len(labels) // columns)
     fig.tight_layout(rect=(0, 0.045 * rows + 0.02, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -370,7 +370,9 @@ def td_loss(
         double_q: select next actions with the online network.
 
     Returns:
-        ``(loss, {"loss", "q_mean", "target_mean"})``.
+        ``(loss, {"loss", "q_mean", "q_tot_mean", "target_mean"})``: ``q_mean`` averages the
+        agents' taken Q-values, ``q_tot_mean`` the mixed values that ``target_mean`` (the mean
+        TD target) is regressed against, so the last two show values running away.
     """
     inputs, terminal = sequence.inputs, sequence.terminal_inputs
     q, states = network.q_values_and_states(params, sequence.carry, inputs.obs, inputs.first)
@@ -426,4 +428,9 @@ def td_loss(
         )
     returns = jax.lax.stop_gradient(returns)
     loss = jnp.mean(jnp.square(q_mixed - returns))
-    return loss, {"loss": loss, "q_mean": jnp.mean(taken), "target_mean": jnp.mean(returns)}
+    return loss, {
+        "loss": loss,
+        "q_mean": jnp.mean(taken),
+        "q_tot_mean": jnp.mean(q_mixed),
+        "target_mean": jnp.mean(returns),
+    }

@@ -103,6 +103,7 @@ def test_td_loss_matches_a_hand_built_vdn_target():
     expected = jnp.mean((taken.sum(-1) - target) ** 2)
     np.testing.assert_allclose(loss, expected, rtol=1e-5)
     np.testing.assert_allclose(metrics["target_mean"], jnp.mean(target), rtol=1e-5)
+    np.testing.assert_allclose(metrics["q_tot_mean"], jnp.mean(taken.sum(-1)), rtol=1e-5)
 
     # Without double Q the target network both picks and values the next action.
     loss_max, _ = td_loss(net, config, params, target_params, seq, double_q=False)
