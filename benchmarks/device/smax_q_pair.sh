@@ -12,17 +12,11 @@
 # for ours and ~4.5 min + compile for JaxMARL's 3 seeds. 2s3z costs more per step.
 set -uo pipefail
 alg=$1 scenario=$2 steps=$3 ours_s=${4:-200} peer_s=${5:-330}
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-/tmp/out}
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-note="one side at a time on ${gpu:-$(hostname)}"
-mkdir -p "$out" /tmp/peer_scripts && cp -r "$repo/.peer_scripts/." /tmp/peer_scripts/
-run_dir=$(mktemp -d -u /tmp/run_ours_XXXX)
-export PYTHONUNBUFFERED=1
-timeout "$ours_s" /tmp/venv_ours/bin/python "$repo/benchmarks/smax_vs_jaxmarl.py" --side ours \
-    --alg "$alg" --scenario "$scenario" --steps "$steps" --seeds 3 --eval-every 1 \
-    --run-dir "$run_dir" --out "$out/ours-$scenario-$alg.json" --note "$note" 2>&1 | tail -2
-cp "$run_dir/eval.jsonl" "$out/ours-$scenario-$alg-eval.jsonl" 2>/dev/null
+source "$(dirname "$0")/common.sh"
+note="one side at a time on $gpu"
+mkdir -p /tmp/peer_scripts && cp -r "$repo/.peer_scripts/." /tmp/peer_scripts/
+run_ours "$ours_s" "ours-$scenario-$alg" --alg "$alg" --scenario "$scenario" --steps "$steps" \
+    --seeds 3 --note "$note"
 (cd /tmp && timeout "$peer_s" /tmp/venv_peer/bin/python -I "$repo/benchmarks/smax_vs_jaxmarl.py" \
     --side jaxmarl --alg "$alg" --scenario "$scenario" --steps "$steps" --seeds 3 \
     --out "$out/jaxmarl-$scenario-$alg.json" --note "$note" 2>&1 | tail -4)

@@ -15,18 +15,10 @@
 # so 6 seeds x 2 settings fit one 10-minute call.
 set -uo pipefail
 scenario=${1:-3m} steps=${2:-999424} seeds=${3:-6} each_s=${4:-280}
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-/tmp/out}
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-mkdir -p "$out"
-export PYTHONUNBUFFERED=1
+source "$(dirname "$0")/common.sh"
 for bootstrap in true false; do
-    run_dir=$(mktemp -d -u /tmp/run_ablation_XXXX)
-    name="ours-$scenario-qmix-bootstrap-$bootstrap"
-    timeout "$each_s" /tmp/venv_ours/bin/python "$repo/benchmarks/smax_vs_jaxmarl.py" \
-        --side ours --alg qmix --scenario "$scenario" --steps "$steps" --seeds "$seeds" \
-        --eval-every 1 --run-dir "$run_dir" --out "$out/$name.json" \
+    run_ours "$each_s" "ours-$scenario-qmix-bootstrap-$bootstrap" --alg qmix \
+        --scenario "$scenario" --steps "$steps" --seeds "$seeds" \
         --ours-override "bootstrap_truncation=$bootstrap" \
-        --note "truncation ablation, $seeds seeds on ${gpu:-$(hostname)}" 2>&1 | tail -2
-    cp "$run_dir/eval.jsonl" "$out/$name-eval.jsonl" 2>/dev/null
+        --note "truncation ablation, $seeds seeds on $gpu"
 done
