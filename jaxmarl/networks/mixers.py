@@ -9,8 +9,10 @@ Every mixer is a linen module with one call signature,
   conditioned on the world state (Rashid et al., 2018), so ``dQ_tot / dQ_a >= 0`` for every
   agent and the joint greedy action is the agents' individual greedy actions.
 
-``K`` is what the reward is reduced to as well (``team_reward``): per-agent rewards for IQL, the
-team reward (sum over agents, as in JaxMARL's VDN/QMIX scripts) for VDN and QMIX.
+``K`` is what the reward is reduced to as well (``team_reward``): per-agent rewards for IQL, one
+team reward for VDN and QMIX, either the sum of the agents' rewards (MPE, as JaxMARL's VDN/QMIX
+scripts do there) or their mean (for envs whose agents all receive the same shared reward, such
+as SMAX: the sum would count that one reward once per agent).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from flax import linen as nn
 from jaxmarl.networks.init import BIAS, orthogonal
 
 MIXERS = ("none", "vdn", "qmix")
+TEAM_REWARDS = ("sum", "mean")
 
 
 class NoMixer(nn.Module):
@@ -105,8 +108,16 @@ def make_mixer(
     raise ValueError(f"unknown mixer {name!r}; choose one of {MIXERS}")
 
 
-def team_reward(mixer_name: str, reward: jax.Array) -> jax.Array:
-    """Rewards ``[..., A]`` reduced like the mixer's output: ``[..., A]`` or ``[..., 1]`` (sum)."""
+def team_reward(mixer_name: str, reward: jax.Array, reduction: str = "sum") -> jax.Array:
+    """Rewards ``[..., A]`` reduced like the mixer's output: ``[..., A]`` (IQL) or ``[..., 1]``.
+
+    ``reduction`` (one of ``TEAM_REWARDS``) says how a mixing learner's team reward is made from
+    the agents' rewards: ``"sum"``, or ``"mean"``, which is the shared reward itself where every
+    agent receives the same one (SMAX; JaxMARL's scripts read the first agent's there).
+    """
+    if reduction not in TEAM_REWARDS:
+        raise ValueError(f"unknown team reward {reduction!r}; choose one of {TEAM_REWARDS}")
     if mixer_name == "none":
         return reward
-    return jnp.sum(reward, axis=-1, keepdims=True)
+    reduce = jnp.sum if reduction == "sum" else jnp.mean
+    return reduce(reward, axis=-1, keepdims=True)

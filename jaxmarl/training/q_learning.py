@@ -35,7 +35,7 @@ import optax
 from flax import struct
 
 from jaxmarl.networks import MLPEncoder, QHead
-from jaxmarl.networks.mixers import MIXERS, make_mixer, team_reward
+from jaxmarl.networks.mixers import MIXERS, TEAM_REWARDS, make_mixer, team_reward
 from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training import targets
@@ -135,6 +135,10 @@ class QCommonConfig(RolloutUpdates):
         eps_decay: ... over this fraction of the updates, then constant.
         reward_scale: rewards are multiplied by this in the TD targets (JaxMARL's SMAX configs
             use 10, "the original scale of SMAC"); logged returns stay unscaled.
+        team_reward: how VDN and QMIX make the team reward they regress from the agents'
+            rewards: ``"sum"`` (MPE, where each agent's reward differs) or ``"mean"`` (envs
+            with one shared reward per step, such as SMAX, where a sum would count it once per
+            agent). IQL learns each agent's own reward either way.
         bootstrap_truncation: value time-limited episodes' real last observation instead of
             counting the time limit as a termination (see the module docstring).
     """
@@ -159,11 +163,16 @@ class QCommonConfig(RolloutUpdates):
     eps_finish: float = 0.05
     eps_decay: float = 0.1
     reward_scale: float = 1.0
+    team_reward: str = "sum"
     bootstrap_truncation: bool = True
 
     def __post_init__(self):
         require(self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}")
         require(self.returns in RETURNS, f"returns must be one of {RETURNS}, got {self.returns!r}")
+        require(
+            self.team_reward in TEAM_REWARDS,
+            f"team_reward must be one of {TEAM_REWARDS}, got {self.team_reward!r}",
+        )
         require(
             self.optimiser in OPTIMISERS,
             f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}",
@@ -362,8 +371,8 @@ def td_loss(
 
     Args:
         network: the agents' ``QNetwork`` (mixer included).
-        config: ``gamma``, ``returns``, ``n_step``, ``td_lambda``, ``mixer``, ``reward_scale``
-            are read.
+        config: ``gamma``, ``returns``, ``n_step``, ``td_lambda``, ``mixer``, ``reward_scale``,
+            ``team_reward`` are read.
         params: online parameters (differentiated).
         target_params: target parameters, or ``None`` to use ``stop_gradient(params)`` (PQN).
         sequence: ``QSequence`` ``[T(+1), B, ...]``.
@@ -414,7 +423,7 @@ def td_loss(
     taken = jnp.take_along_axis(q[:-1], sequence.action[..., None], axis=-1)[..., 0]
     q_mixed = network.mix(params, taken, inputs.world_state[:-1])  # [T, B, K]
     next_mixed = network.mix(target_params, next_q, next_world)
-    reward = team_reward(config.mixer, sequence.reward) * config.reward_scale
+    reward = team_reward(config.mixer, sequence.reward, config.team_reward) * config.reward_scale
     width = reward.shape[-1]
     per_value = lambda flags: jnp.broadcast_to(flags[..., None], (*flags.shape, width))
     terminated, done = per_value(sequence.terminated), per_value(sequence.done)

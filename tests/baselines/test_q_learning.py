@@ -42,6 +42,7 @@ def small_config(**overrides):
         (dict(eps_start=2.0), r"eps_start must be in \[0, 1\]"),
         (dict(lr=-1e-3), r"lr must be > 0"),
         (dict(reward_scale=0.0), r"reward_scale must be > 0"),
+        (dict(team_reward="first"), r"team_reward must be one of \('sum', 'mean'\)"),
         (dict(learning_starts=-1), r"learning_starts must be >= 0"),
         (dict(run=RunConfig(total_timesteps=1010)), r"use run.total_timesteps=1000 or 1040"),
     ],

@@ -27,6 +27,13 @@ def test_team_reward_per_mixer():
     np.testing.assert_array_equal(team_reward("none", reward), reward)
     np.testing.assert_array_equal(team_reward("vdn", reward), [[6.0]])
     np.testing.assert_array_equal(team_reward("qmix", reward), [[6.0]])
+    # A shared reward (every agent gets the same) is itself under "mean", N times it under "sum".
+    shared = jnp.full((4, 3), 0.5)
+    np.testing.assert_array_equal(team_reward("vdn", shared, "mean"), jnp.full((4, 1), 0.5))
+    np.testing.assert_array_equal(team_reward("qmix", reward, "mean"), [[2.0]])
+    np.testing.assert_array_equal(team_reward("none", reward, "mean"), reward)  # IQL: per agent
+    with pytest.raises(ValueError, match=r"unknown team reward 'first'; choose one of"):
+        team_reward("vdn", reward, "first")
 
 
 @pytest.mark.parametrize("init_scale", [1e-3, 1.0])

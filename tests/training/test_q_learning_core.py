@@ -118,6 +118,13 @@ def test_td_loss_matches_a_hand_built_vdn_target():
         loss_scaled, jnp.mean((taken.sum(-1) - target_scaled) ** 2), rtol=1e-5
     )
 
+    # team_reward="mean" regresses the agents' mean reward (a shared reward counted once).
+    mean = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1, team_reward="mean")
+    loss_mean, metrics_mean = td_loss(net, mean, params, target_params, seq, double_q=True)
+    target_mean = seq.reward.mean(-1) + 0.8 * (1.0 - seq.done) * next_q.sum(-1)
+    np.testing.assert_allclose(loss_mean, jnp.mean((taken.sum(-1) - target_mean) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(metrics_mean["target_mean"], jnp.mean(target_mean), rtol=1e-5)
+
 
 @pytest.mark.parametrize("mixer", ["none", "vdn", "qmix"])
 @pytest.mark.parametrize("returns", ["n_step", "lambda"])
