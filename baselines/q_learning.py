@@ -6,7 +6,8 @@
 
 1. roll out ``num_steps`` epsilon-greedy steps in ``env.num_envs`` envs (the shared
    ``rollout``; the runner carries on across updates, so sequences need not start at resets --
-   each stores the recurrent state it started from);
+   each stores the recurrent state it started from, and ``burn_in`` can keep the steps that
+   state is stale for out of the loss);
 2. add the ``num_envs`` sequences to the in-jit replay buffer (``jaxmarl.training.replay``);
 3. once ``learning_starts`` env steps are done and the buffer holds a batch, take
    ``num_epochs`` gradient steps, each on ``batch_size`` sampled sequences (``td_loss``:
@@ -60,6 +61,10 @@ class QLearningConfig(QCommonConfig):
         target_update_interval: updates between target-network updates.
         tau: target update rate (1.0 = hard copy).
         double_q: pick next actions with the online network, value them with the target one.
+        burn_in: steps at the start of a replayed sequence that only warm up the recurrent
+            state when the sequence began mid-episode (its stored carry is stale): left out of
+            the loss up to the sequence's first episode start (R2D2's burn-in; 0 = off, the
+            JaxMARL behaviour; at most ``num_steps``).
     """
 
     buffer_size: int = 5000
@@ -69,6 +74,7 @@ class QLearningConfig(QCommonConfig):
     target_update_interval: int = 200
     tau: float = 1.0
     double_q: bool = True
+    burn_in: int = 0
 
     def __post_init__(self):
         super().__post_init__()
@@ -91,6 +97,10 @@ class QLearningConfig(QCommonConfig):
         )
         require(self.learning_starts >= 0, "learning_starts must be >= 0")
         require(0.0 < self.tau <= 1.0, f"tau must be in (0, 1], got {self.tau}")
+        require(
+            0 <= self.burn_in <= self.num_steps,
+            f"burn_in must be in [0, num_steps={self.num_steps}], got {self.burn_in}",
+        )
         self.num_updates  # noqa: B018 -- validates the run length
 
 
@@ -181,7 +191,15 @@ def make_q_learning(config: QLearningConfig) -> Learner:
         key, learn_key = jax.random.split(state.key)
 
         def loss_fn(params, minibatch):
-            return td_loss(network, config, params, state.target_params, minibatch, config.double_q)
+            return td_loss(
+                network,
+                config,
+                params,
+                state.target_params,
+                minibatch,
+                config.double_q,
+                config.burn_in,
+            )
 
         def sample(key):
             items = replay.sample(buffer, key, config.batch_size)

@@ -353,6 +353,20 @@ def truncation_slots(env: Any, num_steps: int) -> int:
     return min(num_steps, (num_steps - 1) // int(max_steps) + 1)
 
 
+def stale_steps(first: jax.Array, burn_in: int) -> jax.Array:
+    """``[T, B]`` bool: steps whose recurrent state still depends on the stored carry and that
+    fall in the first ``burn_in`` steps of the sequence.
+
+    A replayed sequence that begins mid-episode starts from the carry the behaviour network had
+    when the sequence was collected, which the parameters have since moved away from (the
+    stored-state staleness of R2D2, Kapturowski et al. 2019). Steps from the first episode start
+    on (``first``) have a state computed by the current network alone and are never stale.
+    """
+    fresh = jnp.cumsum(first, axis=0) > 0
+    early = jnp.arange(first.shape[0])[:, None] < burn_in
+    return early & ~fresh
+
+
 def td_loss(
     network: QNetwork,
     config: QCommonConfig,
@@ -360,6 +374,7 @@ def td_loss(
     target_params: Any | None,
     sequence: QSequence,
     double_q: bool = True,
+    burn_in: int = 0,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Mean squared TD error of the mixed Q-values of a sequence.
 
@@ -377,6 +392,8 @@ def td_loss(
         target_params: target parameters, or ``None`` to use ``stop_gradient(params)`` (PQN).
         sequence: ``QSequence`` ``[T(+1), B, ...]``.
         double_q: select next actions with the online network.
+        burn_in: leave out of the loss the first ``burn_in`` steps of a sequence that began
+            mid-episode, up to its first episode start (``stale_steps``).
 
     Returns:
         ``(loss, {"loss", "q_mean", "q_tot_mean", "target_mean"})``: ``q_mean`` averages the
@@ -436,7 +453,12 @@ def td_loss(
             reward, next_mixed, terminated, done, config.gamma, config.td_lambda
         )
     returns = jax.lax.stop_gradient(returns)
-    loss = jnp.mean(jnp.square(q_mixed - returns))
+    squared_error = jnp.square(q_mixed - returns)
+    if burn_in:
+        kept = jnp.broadcast_to(~stale_steps(inputs.first[:-1], burn_in)[..., None], returns.shape)
+        loss = jnp.sum(jnp.where(kept, squared_error, 0.0)) / jnp.maximum(jnp.sum(kept), 1)
+    else:
+        loss = jnp.mean(squared_error)
     return loss, {
         "loss": loss,
         "q_mean": jnp.mean(taken),

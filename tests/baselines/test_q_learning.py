@@ -44,6 +44,8 @@ def small_config(**overrides):
         (dict(reward_scale=0.0), r"reward_scale must be > 0"),
         (dict(team_reward="first"), r"team_reward must be one of \('sum', 'mean'\)"),
         (dict(learning_starts=-1), r"learning_starts must be >= 0"),
+        (dict(burn_in=-1), r"burn_in must be in \[0, num_steps=\d+\], got -1"),
+        (dict(burn_in=10**6), r"burn_in must be in \[0, num_steps=\d+\], got 1000000"),
         (dict(run=RunConfig(total_timesteps=1010)), r"use run.total_timesteps=1000 or 1040"),
     ],
 )
@@ -98,6 +100,23 @@ def test_qmix_updates_run_finite_with_expected_shapes_without_retracing():
     assert set(state.params) == {"encoder", "trunk", "heads", "mixer"}
     # Hard target updates every 2 updates: after update 6 the target equals the online net.
     chex.assert_trees_all_equal(state.params, state.target_params)
+
+
+def test_burn_in_reaches_the_loss():
+    # 10-step sequences of 25-step MPE episodes mostly begin mid-episode, so a burn-in of the
+    # whole sequence leaves out of the loss every step before an episode start.
+    def first_learning_update(burn_in):
+        learner = make_q_learning(small_config(mixer="vdn", burn_in=burn_in))
+        state = learner.init(jax.random.key(0))
+        for _ in range(2):
+            state, metrics = jax.jit(learner.update)(state)
+        return metrics
+
+    plain, burnt = first_learning_update(0), first_learning_update(10)
+    assert float(plain["learning"]) == float(burnt["learning"]) == 1.0
+    chex.assert_tree_all_finite(burnt)
+    np.testing.assert_array_equal(plain["q_mean"], burnt["q_mean"])  # same batch, same network
+    assert not np.isclose(float(plain["loss"]), float(burnt["loss"]))
 
 
 def test_vmapped_seeds_equal_separate_runs():

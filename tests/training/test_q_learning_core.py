@@ -22,6 +22,7 @@ from jaxmarl.training.q_learning import (
     QSequence,
     epsilon_greedy,
     greedy_actions,
+    stale_steps,
     td_loss,
 )
 from jaxmarl.training.types import StepInput
@@ -124,6 +125,52 @@ def test_td_loss_matches_a_hand_built_vdn_target():
     target_mean = seq.reward.mean(-1) + 0.8 * (1.0 - seq.done) * next_q.sum(-1)
     np.testing.assert_allclose(loss_mean, jnp.mean((taken.sum(-1) - target_mean) ** 2), rtol=1e-5)
     np.testing.assert_allclose(metrics_mean["target_mean"], jnp.mean(target_mean), rtol=1e-5)
+
+
+def test_stale_steps_end_at_the_first_episode_start_or_the_burn_in():
+    first = jnp.zeros((6, 3), dtype=bool)
+    first = first.at[0, 1].set(True)  # env 1 starts with a reset: its carry is not used
+    first = first.at[2, 2].set(True)  # env 2 resets at step 2
+    stale = jax.jit(stale_steps, static_argnums=1)(first, 4)
+    expected = np.zeros((6, 3), dtype=bool)
+    expected[:4, 0] = True  # no reset: the whole burn-in
+    expected[:2, 2] = True  # up to the reset
+    chex.assert_shape(stale, (6, 3))
+    assert stale.dtype == jnp.bool_
+    np.testing.assert_array_equal(stale, expected)
+    np.testing.assert_array_equal(stale_steps(first, 0), np.zeros((6, 3), dtype=bool))
+
+
+def test_burn_in_leaves_stale_steps_out_of_the_loss():
+    config = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1)
+    net = tiny_gru_network()
+    seq = tiny_sequence(jax.random.key(4))  # env 0 resets at step 3, envs 1-2 never
+    params = net.init(jax.random.key(1), seq.inputs.obs[0], seq.inputs.world_state[0])
+    target_params = net.init(jax.random.key(2), seq.inputs.obs[0], seq.inputs.world_state[0])
+    seq = seq.replace(carry=jax.random.normal(jax.random.key(5), (3, 2, 6)))  # a stored carry
+
+    _, q = net.q_values(params, seq.carry, seq.inputs.obs, seq.inputs.first)
+    _, qt = net.q_values(target_params, seq.carry, seq.inputs.obs, seq.inputs.first)
+    best = jnp.argmax(q[1:], axis=-1)
+    next_q = jnp.take_along_axis(qt[1:], best[..., None], axis=-1)[..., 0]
+    taken = jnp.take_along_axis(q[:-1], seq.action[..., None], axis=-1)[..., 0]
+    target = seq.reward.sum(-1) + 0.8 * (1.0 - seq.done) * next_q.sum(-1)
+    squared_error = (taken.sum(-1) - target) ** 2  # [T=5, B=3]
+
+    loss = jax.jit(lambda p: td_loss(net, config, p, target_params, seq, burn_in=4)[0])(params)
+    # env 0: steps 0-2 stale (reset at 3); envs 1, 2: steps 0-3 stale (no reset).
+    kept = np.ones((5, 3), dtype=bool)
+    kept[:3, 0] = False
+    kept[:4, 1:] = False
+    np.testing.assert_allclose(loss, squared_error[kept].mean(), rtol=1e-5)
+    # Off, every step counts.
+    loss_off = td_loss(net, config, params, target_params, seq)[0]
+    np.testing.assert_allclose(loss_off, squared_error.mean(), rtol=1e-5)
+    # The stale steps get no gradient: changing their rewards leaves the loss unchanged.
+    noisy = seq.replace(reward=seq.reward.at[0].add(100.0))
+    np.testing.assert_allclose(
+        td_loss(net, config, params, target_params, noisy, burn_in=4)[0], loss, rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize("mixer", ["none", "vdn", "qmix"])
