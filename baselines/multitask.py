@@ -35,7 +35,7 @@ import optax
 
 from jaxmarl.baselines.ppo import PPOConfig, build_network, ppo_parts
 from jaxmarl.baselines.pqn import PQNConfig
-from jaxmarl.networks import MLPEncoder, MLPTrunk, ValueHead
+from jaxmarl.networks import MLPTrunk, ValueHead, encoder_from_config
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
@@ -238,7 +238,7 @@ def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> Candidate
     trunk = trunk_from_config(net)
     width = trunk.output_size
     return CandidateQNetwork(
-        encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
+        encoder=encoder_from_config(net),
         trunk=trunk,
         candidate=CandidateLayer(batch.num_actions, width),
         decision_trunk=MLPTrunk(config.decision_sizes, "relu", net.layer_norm),

@@ -30,8 +30,8 @@ from jaxmarl.networks import (
     ActorCritic,
     CategoricalHead,
     GaussianHead,
-    MLPEncoder,
     ValueHead,
+    encoder_from_config,
 )
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training import losses, targets
@@ -195,7 +195,7 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
     net = config.network
 
     def encoder():
-        return MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm)
+        return encoder_from_config(net)
 
     head = CategoricalHead if batch.discrete else GaussianHead
     return ActorCritic(

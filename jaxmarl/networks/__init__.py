@@ -1,7 +1,7 @@
 """Networks: encoders (perception), decision trunks (shared layers), heads, mixers."""
 
 from jaxmarl.networks.actor_critic import ActorCritic
-from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder
+from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder, encoder_from_config
 from jaxmarl.networks.heads import CategoricalHead, GaussianHead, QHead, ValueHead, masked_logits
 from jaxmarl.networks.mixers import NoMixer, QMixer, VDNMixer, make_mixer
 from jaxmarl.networks.q_network import QNetwork
@@ -21,6 +21,7 @@ __all__ = [
     "QHead",
     "VDNMixer",
     "ValueHead",
+    "encoder_from_config",
     "initial_carry",
     "make_mixer",
     "masked_logits",

@@ -7,13 +7,15 @@ agents) pass through, so parameters are shared across agents for free.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from jaxmarl.networks.init import BIAS, HIDDEN, activation
+from jaxmarl.networks.init import BIAS, HIDDEN, activation, orthogonal
 
 
 class MLPEncoder(nn.Module):
@@ -24,23 +26,34 @@ class MLPEncoder(nn.Module):
         embed_dim: output width.
         activation: name of the activation (see ``jaxmarl.networks.init.ACTIVATIONS``).
         layer_norm: apply LayerNorm after every layer (before the activation).
+        init_gain: gain of the layers' orthogonal kernel initialisation (sqrt(2), He-style for
+            ReLU bodies; JaxMARL's Q-learning agents use 1).
     """
 
     hidden_sizes: Sequence[int] = (64,)
     embed_dim: int = 64
     activation: str = "relu"
     layer_norm: bool = False
+    init_gain: float = math.sqrt(2.0)
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
         act = activation(self.activation)
         x = obs.astype(jnp.float32)
+        kernel_init = orthogonal(self.init_gain)
         for width in (*self.hidden_sizes, self.embed_dim):
-            x = nn.Dense(width, kernel_init=HIDDEN, bias_init=BIAS)(x)
+            x = nn.Dense(width, kernel_init=kernel_init, bias_init=BIAS)(x)
             if self.layer_norm:
                 x = nn.LayerNorm()(x)
             x = act(x)
         return x
+
+
+def encoder_from_config(net: Any) -> MLPEncoder:
+    """The MLP encoder a ``NetworkConfig`` describes."""
+    return MLPEncoder(
+        net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm, net.encoder_init_gain
+    )
 
 
 class CNNEncoder(nn.Module):

@@ -9,6 +9,7 @@ properties. YAML presets in ``configs/<alg>/<env>.yaml`` are merged over these d
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from jaxmarl.training.devices import check_split
@@ -60,6 +61,8 @@ class NetworkConfig:
     Attributes:
         encoder_sizes: hidden widths of the MLP encoder before its embedding layer.
         embed_dim: encoder output width.
+        encoder_init_gain: gain of the encoder's orthogonal initialisation: sqrt(2) (He-style,
+            the PPO default) or 1 (JaxMARL's Q-learning agents; the IQL/VDN/QMIX default).
         trunk: ``"mlp"`` (feed-forward) or ``"gru"`` (recurrent).
         trunk_sizes: widths of the MLP trunk.
         gru_size: hidden size of the GRU trunk.
@@ -72,6 +75,7 @@ class NetworkConfig:
 
     encoder_sizes: tuple[int, ...] = ()
     embed_dim: int = 64
+    encoder_init_gain: float = math.sqrt(2.0)
     trunk: str = "mlp"
     trunk_sizes: tuple[int, ...] = (64,)
     gru_size: int = 128
@@ -86,7 +90,12 @@ class NetworkConfig:
             self.activation in ACTIVATIONS,
             f"network.activation must be one of {ACTIVATIONS}, got {self.activation!r}",
         )
-        require_positive("network", embed_dim=self.embed_dim, gru_size=self.gru_size)
+        require_positive(
+            "network",
+            embed_dim=self.embed_dim,
+            gru_size=self.gru_size,
+            encoder_init_gain=self.encoder_init_gain,
+        )
         require(
             all(w > 0 for w in (*self.encoder_sizes, *self.trunk_sizes, *self.gru_post_sizes)),
             "network layer widths must be > 0",

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from jaxmarl.networks import MLPEncoder, QHead
+from jaxmarl.networks import QHead, encoder_from_config
 from jaxmarl.networks.mixers import MIXERS, TEAM_REWARDS, make_mixer, team_reward
 from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.networks.trunks import trunk_from_config
@@ -111,9 +111,16 @@ def q_policies(network: QNetwork):
 
 # --------------------------------------------------------------------------- config
 def q_network_defaults() -> NetworkConfig:
-    """JaxMARL's Q-learning agent: ReLU dense 64 -> GRU 64 -> Q head, one-hot agent ids."""
+    """JaxMARL's Q-learning agent: ReLU dense 64 -> GRU 64 -> Q head, one-hot agent ids, the
+    dense layer initialised orthogonally with gain 1 (not the sqrt(2) of the PPO bodies)."""
     return NetworkConfig(
-        encoder_sizes=(), embed_dim=64, trunk="gru", gru_size=64, activation="relu", agent_id=True
+        encoder_sizes=(),
+        embed_dim=64,
+        encoder_init_gain=1.0,
+        trunk="gru",
+        gru_size=64,
+        activation="relu",
+        agent_id=True,
     )
 
 
@@ -229,7 +236,7 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
     net = config.network
     trunk = trunk_from_config(net)
     return QNetwork(
-        encoder=MLPEncoder(net.encoder_sizes, net.embed_dim, net.activation, net.layer_norm),
+        encoder=encoder_from_config(net),
         trunk=trunk,
         head=QHead(batch.num_actions),
         mixer=build_mixer(config),

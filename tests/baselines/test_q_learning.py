@@ -54,6 +54,11 @@ def test_invalid_configs_fail_before_building(overrides, match):
         small_config(**overrides)
 
 
+def test_invalid_encoder_gain_fails_in_the_network_section():
+    with pytest.raises(ValueError, match=r"network.encoder_init_gain must be > 0, got 0.0"):
+        NetworkConfig(encoder_init_gain=0.0)
+
+
 def test_continuous_actions_are_refused_before_compiling():
     config = small_config(
         env=EnvConfig(
@@ -71,6 +76,8 @@ def test_config_is_frozen_and_hashable_with_q_defaults():
     assert hash(config) == hash(small_config())
     default = QLearningConfig()
     assert default.network.trunk == "gru" and default.network.agent_id
+    # JaxMARL's Q agents initialise their dense embedding with gain 1, not the PPO sqrt(2).
+    assert default.network.encoder_init_gain == 1.0
     assert default.num_updates == default.run.total_timesteps // (default.env.num_envs * 25)
 
 

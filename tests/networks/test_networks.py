@@ -13,6 +13,7 @@ from jaxmarl.networks import (
     MLPEncoder,
     MLPTrunk,
     ValueHead,
+    encoder_from_config,
     initial_carry,
     masked_logits,
 )
@@ -89,6 +90,22 @@ def test_gaussian_head_and_cnn_encoder():
     cnn = CNNEncoder((4,), (3,), 8)
     cparams = cnn.init(jax.random.key(2), jnp.ones((2, 5, 5, 5, 2)))
     assert cnn.apply(cparams, jnp.ones((2, 5, 5, 5, 2))).shape == (2, 5, 8)
+
+
+@pytest.mark.parametrize("gain", [1.0, 2.0**0.5])
+def test_mlp_encoder_kernels_are_orthogonal_with_the_configured_gain(gain):
+    from jaxmarl.training.config import NetworkConfig
+
+    encoder = encoder_from_config(
+        NetworkConfig(encoder_sizes=(48,), embed_dim=16, encoder_init_gain=gain)
+    )
+    params = encoder.init(jax.random.key(0), jnp.zeros((3, 24)))["params"]
+    for name, rows, cols in (("Dense_0", 24, 48), ("Dense_1", 48, 16)):
+        kernel = params[name]["kernel"]
+        assert kernel.shape == (rows, cols) and kernel.dtype == jnp.float32
+        # Orthonormal along the shorter side, times the gain.
+        gram = kernel.T @ kernel if rows >= cols else kernel @ kernel.T
+        np.testing.assert_allclose(gram, gain**2 * np.eye(min(rows, cols)), atol=1e-5)
 
 
 def test_unknown_activation_names_choices():
