@@ -400,7 +400,8 @@ def td_loss(
         sequence: ``QSequence`` ``[T(+1), B, ...]``.
         double_q: select next actions with the online network.
         burn_in: leave out of the loss the first ``burn_in`` steps of a sequence that began
-            mid-episode, up to its first episode start (``stale_steps``).
+            mid-episode, up to its first episode start (``stale_steps``). The returned
+            metrics other than ``loss`` still average every step.
 
     Returns:
         ``(loss, {"loss", "q_mean", "q_tot_mean", "target_mean"})``: ``q_mean`` averages the

@@ -18,6 +18,7 @@ from jaxmarl.networks import (
     masked_logits,
 )
 from jaxmarl.networks.init import activation
+from jaxmarl.training.config import NetworkConfig
 
 
 def make_net(trunk):
@@ -94,8 +95,6 @@ def test_gaussian_head_and_cnn_encoder():
 
 @pytest.mark.parametrize("gain", [1.0, 2.0**0.5])
 def test_mlp_encoder_kernels_are_orthogonal_with_the_configured_gain(gain):
-    from jaxmarl.training.config import NetworkConfig
-
     encoder = encoder_from_config(
         NetworkConfig(encoder_sizes=(48,), embed_dim=16, encoder_init_gain=gain)
     )

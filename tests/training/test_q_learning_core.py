@@ -166,7 +166,7 @@ def test_burn_in_leaves_stale_steps_out_of_the_loss():
     # Off, every step counts.
     loss_off = td_loss(net, config, params, target_params, seq)[0]
     np.testing.assert_allclose(loss_off, squared_error.mean(), rtol=1e-5)
-    # The stale steps get no gradient: changing their rewards leaves the loss unchanged.
+    # Stale steps do not enter the loss: changing their rewards leaves it unchanged.
     noisy = seq.replace(reward=seq.reward.at[0].add(100.0))
     np.testing.assert_allclose(
         td_loss(net, config, params, target_params, noisy, burn_in=4)[0], loss, rtol=1e-6
