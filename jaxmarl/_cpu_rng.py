@@ -6,8 +6,14 @@ program a rollout step draws random numbers three or four times (exploration, th
 auto-reset), so on CPU every env step runs three or four small while loops, and XLA's CPU
 runtime pays a fixed cost per loop iteration and per op. The unrolled hash computes the same
 bits (same rounds, same key schedule; only the loop is written out), so registering JAX's own
-unrolled lowering for CPU changes no result, only speed: the QMIX update on MPE simple_spread
-rolls out its 25 steps in ~1.0 ms instead of ~1.35 ms on a 2-core CPU.
+unrolled lowering for CPU changes no random number, only speed: the QMIX update on MPE
+simple_spread rolls out its 25 steps in ~1.0 ms instead of ~1.35 ms on a 2-core CPU.
+
+It is still a different program, and XLA may fuse and order the floating-point work around the
+draws differently. A single-seed QMIX run on MPE ends with bit-identical parameters either way;
+the same run with 3 seeds vmapped over 3 host devices first differs in the last bits of the
+first learning update's loss, and a chaotic 2e6-step run then ends elsewhere (as with any XLA
+or jaxlib upgrade). Results compare across this setting only in distribution, not bit for bit.
 
 ``import jaxmarl`` applies it (``apply()``) unless ``JAXMARL_ROLLED_THREEFRY=1`` is set. It
 uses two JAX internals (the primitive and its out-of-line unrolled lowering rule); if a JAX
