@@ -10,10 +10,11 @@ unrolled lowering for CPU changes no random number, only speed: the QMIX update 
 simple_spread rolls out its 25 steps in ~1.0 ms instead of ~1.35 ms on a 2-core CPU.
 
 It is still a different program, and XLA may fuse and order the floating-point work around the
-draws differently. A single-seed QMIX run on MPE ends with bit-identical parameters either way;
-the same run with 3 seeds vmapped over 3 host devices first differs in the last bits of the
-first learning update's loss, and a chaotic 2e6-step run then ends elsewhere (as with any XLA
-or jaxlib upgrade). Results compare across this setting only in distribution, not bit for bit.
+draws differently. A single-seed QMIX run on MPE (100 updates, 20k env steps, checked) ends
+with bit-identical parameters either way; with 3 seeds vmapped over 3 host devices the first
+learning update's loss already differs in its last bits, and a chaotic 2e6-step run then ends
+elsewhere (as with any XLA or jaxlib upgrade). Results compare across this setting only in
+distribution, not bit for bit.
 
 ``import jaxmarl`` applies it (``apply()``) unless ``JAXMARL_ROLLED_THREEFRY=1`` is set. It
 uses two JAX internals (the primitive and its out-of-line unrolled lowering rule); if a JAX
