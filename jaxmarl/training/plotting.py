@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 Records = Sequence[Mapping[str, Any]]
+BANDS = ("minmax", "iqr")
 
 
 def plot_learning_curve(
@@ -88,6 +89,7 @@ def plot_curves(
     ylabel: str | None = None,
     title: str | None = None,
     legend: bool = True,
+    band: str = "minmax",
     figsize: tuple[float, float] = (6.4, 4.0),
     dpi: int = 120,
 ) -> Path:
@@ -95,10 +97,13 @@ def plot_curves(
 
     Args:
         series: ``label -> (xs, ys)`` with ``xs`` of shape ``[T]`` and ``ys`` of shape ``[T]``,
-            or ``[num_seeds, T]`` for a mean line with a min/max band.
+            or ``[num_seeds, T]`` for a line over seeds with a band (``band``).
         path: the PNG to write (its folder is created).
         xlabel / ylabel / title: axis labels and title.
         legend: draw a legend with the labels.
+        band: for ``[num_seeds, T]`` series, ``"minmax"`` (mean line, min/max band) or
+            ``"iqr"`` (median line, 25-75% band: with many seeds, one collapsed seed then
+            does not set the picture).
         figsize / dpi: figure size in inches and resolution.
 
     Returns:
@@ -110,6 +115,8 @@ def plot_curves(
     """
     if not series:
         raise ValueError("plot_curves needs at least one series (label -> (xs, ys))")
+    if band not in BANDS:
+        raise ValueError(f"band must be one of {BANDS}, got {band!r}")
     Figure, FigureCanvasAgg = _matplotlib()
     figure = Figure(figsize=figsize, dpi=dpi)
     FigureCanvasAgg(figure)
@@ -122,10 +129,9 @@ def plot_curves(
                 f"{xs.shape} and ys {ys.shape}"
             )
         if ys.ndim == 2:
-            (line,) = axes.plot(xs, ys.mean(axis=0), label=label)
-            axes.fill_between(
-                xs, ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.25
-            )
+            low, centre, high = _band(ys, band)
+            (line,) = axes.plot(xs, centre, label=label)
+            axes.fill_between(xs, low, high, color=line.get_color(), alpha=0.25)
         else:
             axes.plot(xs, ys, label=label)
     axes.set_xlabel(xlabel or "")
@@ -137,6 +143,14 @@ def plot_curves(
         axes.legend()
     figure.tight_layout()
     return _save(figure, Path(path))
+
+
+def _band(ys: np.ndarray, band: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``[num_seeds, T]`` -> ``(low, line, high)``, each ``[T]``, for ``band`` (``BANDS``)."""
+    if band == "iqr":
+        low, centre, high = np.percentile(ys, [25, 50, 75], axis=0)
+        return low, centre, high
+    return ys.min(axis=0), ys.mean(axis=0), ys.max(axis=0)
 
 
 def _is_finite(value: Any) -> bool:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxmarl.training.logging import JsonlLogger
-from jaxmarl.training.plotting import _align, plot_curves, plot_learning_curve
+from jaxmarl.training.plotting import _align, _band, plot_curves, plot_learning_curve
 
 
 def assert_real_png(path, min_bytes=8_000):
@@ -69,6 +69,23 @@ def test_plot_curves_compares_series_with_bands(tmp_path):
     assert_real_png(path)
     with pytest.raises(ValueError, match="series 'bad'"):
         plot_curves({"bad": (steps, steps[:-1])}, tmp_path / "bad.png")
+
+
+def test_iqr_band_is_median_and_quartiles_where_minmax_is_mean_and_range(tmp_path):
+    steps = np.arange(5.0)
+    seeds = np.stack([steps + k for k in range(5)])  # seed k is steps + k
+    seeds[4] = -100.0  # one collapsed seed moves the mean and the range, not the median
+    low, line, high = _band(seeds, "iqr")
+    np.testing.assert_allclose(line, steps + 1)  # median of {steps + 0, 1, 2, 3, -100}
+    np.testing.assert_allclose(low, steps)
+    np.testing.assert_allclose(high, steps + 2)
+    low, line, high = _band(seeds, "minmax")
+    np.testing.assert_allclose(line, (4 * steps + 6 - 100) / 5)
+    np.testing.assert_allclose(low, -100.0)
+    np.testing.assert_allclose(high, steps + 3)
+    assert_real_png(plot_curves({"s": (steps, seeds)}, tmp_path / "iqr.png", band="iqr"))
+    with pytest.raises(ValueError, match=r"band must be one of \('minmax', 'iqr'\)"):
+        plot_curves({"s": (steps, seeds)}, tmp_path / "x.png", band="std")
 
 
 def test_missing_matplotlib_says_how_to_install(tmp_path, monkeypatch):

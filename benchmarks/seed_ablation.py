@@ -1,0 +1,178 @@
+"""Compare training runs over seeds: final greedy returns, a rank test, paired wins, collapses.
+
+An ablation (one config value changed) is only as good as its seed statistics: on MPE a single
+QMIX seed can end anywhere between -12 and -65, so two 3-seed means say little. This reads the
+run directories that ``python -m jaxmarl.train`` writes (``metrics.jsonl``, ``eval.jsonl``; one
+run with many seeds each) and prints one Markdown table:
+
+* per seed, the last greedy evaluation (``--metric``, default ``eval_episode_return``);
+* mean ± std (ddof 1), median;
+* against the first run: the two-sided Mann-Whitney p, the probability that a random seed of
+  this run beats a random seed of the first, and, where both ran the same seed indices (our
+  seed keys depend only on the index, so seed i starts from the same parameters), the seeds on
+  which this run is ahead;
+* with ``--below X``, the fraction of the training curve (``--train-metric``, one point per
+  ``--stride`` updates) under ``X``, over the whole run and over its second half: how much of
+  training a run spends collapsed, which a final number can hide.
+
+``--values LABEL=v0,v1,...`` adds per-seed finals measured elsewhere (e.g. JaxMARL's) to the
+table. ``--json`` and ``--plot`` write the numbers and the training curves (median and
+quartiles over seeds; ``--band minmax`` for mean and range)::
+
+    python benchmarks/seed_ablation.py --run bootstrap=runs/qmix_a --run termination=runs/qmix_b \\
+        --below -40 --plot curves.png --json ablation.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+from jaxmarl.training.logging import read_jsonl
+
+
+def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict:
+    """``{"final": [per seed], "seeds": [...], "curve": [seed][point], "curve_steps": [...]}``.
+
+    Raises:
+        FileNotFoundError: ``run_dir`` has no ``eval.jsonl`` / ``metrics.jsonl``.
+        KeyError: the metric is not in the files (the message lists those that are).
+    """
+    for name in ("eval.jsonl", "metrics.jsonl"):
+        if not (run_dir / name).is_file():
+            raise FileNotFoundError(
+                f"{run_dir / name} does not exist; --run wants a run directory written by "
+                f"python -m jaxmarl.train (with its eval.jsonl and metrics.jsonl)"
+            )
+    evals = read_jsonl(run_dir / "eval.jsonl")
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    for name, records in ((metric, evals), (train_metric, rows)):
+        if records and name not in records[0]:
+            raise KeyError(f"{run_dir}: no {name!r}; the records have {sorted(records[0])}")
+    seeds = sorted({r["seed"] for r in evals})
+    last = max(r["update"] for r in evals)
+    final_of = {r["seed"]: r[metric] for r in evals if r["update"] == last}
+    curves = [[r for r in rows if r["seed"] == s] for s in seeds]
+    points = min(len(c) for c in curves) // stride * stride
+    return {
+        "dir": str(run_dir),
+        "seeds": seeds,
+        "final": [final_of[s] for s in seeds],
+        "final_update": last,
+        "curve": [[r[train_metric] for r in c[stride - 1 : points : stride]] for c in curves],
+        "curve_steps": [r["env_steps"] for r in curves[0][stride - 1 : points : stride]],
+    }
+
+
+def summarise(runs: dict[str, dict], below: float | None) -> dict[str, dict]:
+    """Per run: mean, std, median, and against the first run the rank test and paired wins."""
+    labels = list(runs)
+    base = runs[labels[0]]
+    out = {}
+    for label, run in runs.items():
+        final = np.asarray(run["final"], dtype=np.float64)
+        row = {
+            "n": len(final),
+            "mean": float(final.mean()),
+            "std": float(final.std(ddof=1)) if len(final) > 1 else 0.0,
+            "median": float(np.median(final)),
+        }
+        if label != labels[0]:
+            other = np.asarray(base["final"], dtype=np.float64)
+            test = mannwhitneyu(final, other, alternative="two-sided")
+            row["mann_whitney_p"] = float(test.pvalue)
+            row["p_beats_first"] = float(test.statistic / (len(final) * len(other)))
+            if run.get("seeds") is not None and run["seeds"] == base.get("seeds"):
+                row["paired_wins"] = int(np.sum(final > other))
+        if below is not None and run.get("curve"):
+            curve = np.asarray(run["curve"], dtype=np.float64)
+            row["frac_below"] = float(np.mean(curve < below))
+            row["frac_below_second_half"] = float(np.mean(curve[:, curve.shape[1] // 2 :] < below))
+        out[label] = row
+    return out
+
+
+def markdown(runs: dict[str, dict], stats: dict[str, dict], metric: str, below) -> str:
+    labels = list(runs)
+    width = max(len(r["final"]) for r in runs.values())
+    head = ["run", *[str(i) for i in range(width)], "mean ± std", "median", f"vs {labels[0]}"]
+    if below is not None:
+        head.append(f"curve < {below:g} (all / 2nd half)")
+    lines = [
+        f"Final greedy `{metric}` per seed.",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" + "---:|" * (len(head) - 1),
+    ]
+    for label in labels:
+        final, row = runs[label]["final"], stats[label]
+        cells = [f"{v:.2f}" for v in final] + [""] * (width - len(final))
+        versus = ""
+        if "mann_whitney_p" in row:
+            versus = f"p = {row['mann_whitney_p']:.2g}, beats {row['p_beats_first']:.0%}"
+            if "paired_wins" in row:
+                versus += f", ahead on {row['paired_wins']}/{row['n']} seeds"
+        cells += [f"{row['mean']:.2f} ± {row['std']:.2f}", f"{row['median']:.2f}", versus]
+        if below is not None:
+            cells.append(
+                f"{row['frac_below']:.1%} / {row['frac_below_second_half']:.1%}"
+                if "frac_below" in row
+                else ""
+            )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def parse_pair(text: str, what: str) -> tuple[str, str]:
+    label, sep, value = text.partition("=")
+    if not sep or not label or not value:
+        raise SystemExit(f"{what} must be LABEL=VALUE, got {text!r}")
+    return label, value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="append", default=[], help="LABEL=RUN_DIR (repeat)")
+    parser.add_argument("--values", action="append", default=[], help="LABEL=v0,v1,... finals")
+    parser.add_argument("--metric", default="eval_episode_return")
+    parser.add_argument("--train-metric", default="episode_return")
+    parser.add_argument("--stride", type=int, default=50, help="updates per curve point")
+    parser.add_argument("--below", type=float, help="report the curve's time under this value")
+    parser.add_argument("--band", default="iqr", help="plot band: iqr (median) or minmax (mean)")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--plot", type=Path)
+    args = parser.parse_args(argv)
+    if not args.run and not args.values:
+        parser.error("give at least one --run LABEL=RUN_DIR or --values LABEL=v0,v1,...")
+    if args.stride < 1:
+        parser.error(f"--stride must be >= 1, got {args.stride}")
+    runs: dict[str, dict] = {}
+    for text in args.run:
+        label, directory = parse_pair(text, "--run")
+        runs[label] = load_run(Path(directory), args.metric, args.train_metric, args.stride)
+    for text in args.values:
+        label, values = parse_pair(text, "--values")
+        runs[label] = {"final": [float(v) for v in values.split(",")], "seeds": None}
+    stats = summarise(runs, args.below)
+    print(markdown(runs, stats, args.metric, args.below))
+    if args.json:
+        args.json.write_text(json.dumps({"runs": runs, "stats": stats}, indent=1))
+    if args.plot:
+        from jaxmarl.training.plotting import plot_curves
+
+        series = {
+            label: (run["curve_steps"], run["curve"])
+            for label, run in runs.items()
+            if "curve" in run
+        }
+        plot_curves(series, args.plot, xlabel="env steps", ylabel=args.train_metric, band=args.band)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""benchmarks/seed_ablation.py on two small hand-made run directories with known numbers."""
+
+import json
+
+import pytest
+from scipy.stats import mannwhitneyu
+
+from tests.benchmark_scripts import load_benchmark_script
+
+
+@pytest.fixture(scope="module")
+def ablation():
+    return load_benchmark_script("seed_ablation")
+
+
+def write_run(directory, finals, curves):
+    """A run directory as ``jaxmarl.train`` writes it: per-seed metrics and a last evaluation."""
+    directory.mkdir()
+    rows = [
+        {"update": u + 1, "env_steps": 10 * (u + 1), "seed": s, "episode_return": v}
+        for u in range(len(curves[0]))
+        for s, curve in enumerate(curves)
+        for v in [curve[u]]
+    ]
+    evals = [
+        {"update": update, "seed": s, "eval_episode_return": value - (update < 4)}
+        for update in (2, 4)
+        for s, value in enumerate(finals)
+    ]
+    for name, records in (("metrics.jsonl", rows), ("eval.jsonl", evals)):
+        (directory / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    return directory
+
+
+def test_table_and_statistics_from_run_directories(ablation, tmp_path, capsys):
+    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-50, -50, -10, -10]] * 3)
+    b = write_run(tmp_path / "b", [-12.0, -15.0, -25.0], [[-10, -10, -50, -10]] * 3)
+    out = tmp_path / "ablation.json"
+    runs = ["--run", f"A={a}", "--run", f"B={b}", "--values", "peer=-11,-12,-13,-14"]
+    outputs = ["--json", str(out), "--plot", str(tmp_path / "c.png")]
+    assert ablation.main([*runs, "--stride", "1", "--below", "-40", *outputs]) == 0
+    stats = json.loads(out.read_text())["stats"]
+    assert stats["A"]["mean"] == pytest.approx(-20.0) and stats["A"]["std"] == pytest.approx(10.0)
+    assert stats["B"]["median"] == pytest.approx(-15.0)
+    assert stats["B"]["paired_wins"] == 2  # seeds 1 and 2; seed 0 is behind
+    expected = mannwhitneyu([-12, -15, -25], [-10, -20, -30], alternative="two-sided")
+    assert stats["B"]["mann_whitney_p"] == pytest.approx(expected.pvalue)
+    assert stats["B"]["p_beats_first"] == pytest.approx(expected.statistic / 9)
+    assert "paired_wins" not in stats["peer"]  # external values have no seed indices
+    assert stats["A"]["frac_below"] == pytest.approx(0.5)
+    assert stats["A"]["frac_below_second_half"] == 0.0
+    assert stats["B"]["frac_below_second_half"] == pytest.approx(0.5)
+    table = capsys.readouterr().out
+    assert "| A | -10.00 | -20.00 | -30.00 |  | -20.00 ± 10.00 | -20.00 |" in table  # 4 columns
+    assert "ahead on 2/3 seeds" in table and (tmp_path / "c.png").stat().st_size > 5_000
+
+
+def test_a_missing_run_directory_names_what_it_needs(ablation, tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"eval\.jsonl does not exist.*jaxmarl\.train"):
+        ablation.main(["--run", f"A={tmp_path}"])
+    with pytest.raises(SystemExit, match="LABEL=VALUE"):
+        ablation.main(["--run", str(tmp_path)])
