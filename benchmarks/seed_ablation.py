@@ -7,10 +7,11 @@ run with many seeds each) and prints one Markdown table:
 
 * per seed, the last greedy evaluation (``--metric``, default ``eval_episode_return``);
 * mean ± std (ddof 1), median;
-* against the first run: the two-sided Mann-Whitney p, the probability that a random seed of
-  this run beats a random seed of the first, and, where both ran the same seed indices (our
-  seed keys depend only on the index, so seed i starts from the same parameters), the seeds on
-  which this run is ahead;
+* against the first run (the first ``--run``; the first ``--values`` if there is none): the
+  two-sided Mann-Whitney p, the probability that a random seed of this run beats a random seed
+  of the first, and, where both ran the same base ``run.seed`` (seed i's key depends only on
+  the base and the index, so seed i then starts from the same parameters), the seeds on which
+  this run is ahead;
 * with ``--below X``, the fraction of the training curve (``--train-metric``, one point per
   ``--stride`` updates) under ``X``, over the whole run and over its second half: how much of
   training a run spends collapsed, which a final number can hide.
@@ -31,6 +32,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import yaml
 from scipy.stats import mannwhitneyu
 
 from jaxmarl.training.logging import read_jsonl
@@ -38,6 +40,9 @@ from jaxmarl.training.logging import read_jsonl
 
 def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict:
     """``{"final": [per seed], "seeds": [...], "curve": [seed][point], "curve_steps": [...]}``.
+
+    ``seeds`` are ``(run.seed, index)`` pairs: seed i of two runs starts from the same key only
+    where both have the same base ``run.seed`` (read from the run's ``config.yaml``).
 
     Raises:
         FileNotFoundError: ``run_dir`` has no ``eval.jsonl`` / ``metrics.jsonl``.
@@ -59,14 +64,24 @@ def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict
     final_of = {r["seed"]: r[metric] for r in evals if r["update"] == last}
     curves = [[r for r in rows if r["seed"] == s] for s in seeds]
     points = min(len(c) for c in curves) // stride * stride
+    config = run_dir / "config.yaml"
+    base_seed = yaml.safe_load(config.read_text())["run"]["seed"] if config.is_file() else None
     return {
         "dir": str(run_dir),
-        "seeds": seeds,
+        "seeds": [[base_seed, s] for s in seeds],
         "final": [final_of[s] for s in seeds],
         "final_update": last,
         "curve": [[r[train_metric] for r in c[stride - 1 : points : stride]] for c in curves],
         "curve_steps": [r["env_steps"] for r in curves[0][stride - 1 : points : stride]],
     }
+
+
+def same_seed_keys(run: dict, other: dict) -> bool:
+    """Whether seed i of both runs started from the same key (same base seed, same indices)."""
+    seeds, other_seeds = run.get("seeds"), other.get("seeds")
+    if not seeds or not other_seeds or seeds[0][0] is None:
+        return False
+    return seeds == other_seeds
 
 
 def summarise(runs: dict[str, dict], below: float | None) -> dict[str, dict]:
@@ -87,7 +102,7 @@ def summarise(runs: dict[str, dict], below: float | None) -> dict[str, dict]:
             test = mannwhitneyu(final, other, alternative="two-sided")
             row["mann_whitney_p"] = float(test.pvalue)
             row["p_beats_first"] = float(test.statistic / (len(final) * len(other)))
-            if run.get("seeds") is not None and run["seeds"] == base.get("seeds"):
+            if same_seed_keys(run, base):
                 row["paired_wins"] = int(np.sum(final > other))
         if below is not None and run.get("curve"):
             curve = np.asarray(run["curve"], dtype=np.float64)
@@ -143,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-metric", default="episode_return")
     parser.add_argument("--stride", type=int, default=50, help="updates per curve point")
     parser.add_argument("--below", type=float, help="report the curve's time under this value")
-    parser.add_argument("--band", default="iqr", help="plot band: iqr (median) or minmax (mean)")
+    parser.add_argument(
+        "--band", default="iqr", choices=("iqr", "minmax"), help="iqr: median; minmax: mean"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args(argv)

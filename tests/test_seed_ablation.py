@@ -13,14 +13,13 @@ def ablation():
     return load_benchmark_script("seed_ablation")
 
 
-def write_run(directory, finals, curves):
-    """A run directory as ``jaxmarl.train`` writes it: per-seed metrics and a last evaluation."""
+def write_run(directory, finals, curves, base_seed=0):
+    """A run directory as ``jaxmarl.train`` writes it: per-seed metrics, evaluations, config."""
     directory.mkdir()
     rows = [
-        {"update": u + 1, "env_steps": 10 * (u + 1), "seed": s, "episode_return": v}
+        {"update": u + 1, "env_steps": 10 * (u + 1), "seed": s, "episode_return": curve[u]}
         for u in range(len(curves[0]))
         for s, curve in enumerate(curves)
-        for v in [curve[u]]
     ]
     evals = [
         {"update": update, "seed": s, "eval_episode_return": value - (update < 4)}
@@ -29,6 +28,7 @@ def write_run(directory, finals, curves):
     ]
     for name, records in (("metrics.jsonl", rows), ("eval.jsonl", evals)):
         (directory / name).write_text("".join(json.dumps(r) + "\n" for r in records))
+    (directory / "config.yaml").write_text(f"run:\n  seed: {base_seed}\n  num_seeds: 3\n")
     return directory
 
 
@@ -53,6 +53,21 @@ def test_table_and_statistics_from_run_directories(ablation, tmp_path, capsys):
     table = capsys.readouterr().out
     assert "| A | -10.00 | -20.00 | -30.00 |  | -20.00 ± 10.00 | -20.00 |" in table  # 4 columns
     assert "ahead on 2/3 seeds" in table and (tmp_path / "c.png").stat().st_size > 5_000
+
+
+def test_seeds_pair_up_only_from_the_same_base_seed(ablation, tmp_path):
+    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-10, -10]] * 3)
+    b = write_run(tmp_path / "b", [-12.0, -15.0, -25.0], [[-10, -10]] * 3, base_seed=7)
+    out = tmp_path / "ablation.json"
+    assert ablation.main(["--run", f"A={a}", "--run", f"B={b}", "--json", str(out)]) == 0
+    stats = json.loads(out.read_text())["stats"]
+    assert "paired_wins" not in stats["B"] and "mann_whitney_p" in stats["B"]
+    # Only finals from elsewhere: compared by rank with the first, never paired.
+    assert (
+        ablation.main(["--values", "x=-1,-2,-3", "--values", "y=-4,-5,-6", "--json", str(out)]) == 0
+    )
+    stats = json.loads(out.read_text())["stats"]
+    assert "paired_wins" not in stats["y"] and stats["y"]["p_beats_first"] == 0.0
 
 
 def test_a_missing_run_directory_names_what_it_needs(ablation, tmp_path):
