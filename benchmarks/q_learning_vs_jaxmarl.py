@@ -5,7 +5,9 @@
 ``baselines/QLearning/config/alg/ql_rnn_mpe.yaml``) against JaxMARL's
 ``baselines/QLearning/qmix_rnn.py`` with that YAML; ``vdn`` / ``iql``: ``alg=vdn`` / ``alg=iql``
 (presets ``configs/{vdn,iql}/MPE_simple_spread_v3.yaml``, the same settings with
-``mixer: vdn`` / ``mixer: none``) against ``vdn_rnn.py`` / ``iql_rnn.py`` with the same YAML.
+``mixer: vdn`` / ``mixer: none``) against ``vdn_rnn.py`` / ``iql_rnn.py`` with the same YAML;
+``pqn_vdn``: ``alg=pqn_vdn`` (preset ``configs/pqn_vdn/MPE_simple_spread_v3.yaml``) against
+``pqn_vdn_rnn.py`` with ``config/alg/pqn_vdn_rnn_mpe.yaml``. ``PAIRINGS`` lists them.
 Same env steps per seed (each side floors the total to whole updates), same number of seeds,
 and by default each side's seeds ``vmap``ped in one program (JaxMARL's ``single_run`` does
 ``jax.jit(jax.vmap(train))``; ours ``run.num_seeds``).
@@ -15,8 +17,8 @@ Fetching the peer scripts (this file embeds none of JaxMARL's code)
 The PyPI package ``jaxmarl==0.2.0`` ships no baseline scripts. Copy, from the public repository
 ``FLAIROx/JaxMARL``, into a folder *outside this repository*::
 
-    PEER_SCRIPTS/QLearning/qmix_rnn.py   (and vdn_rnn.py, iql_rnn.py)
-    PEER_SCRIPTS/QLearning/config/alg/ql_rnn_mpe.yaml
+    PEER_SCRIPTS/QLearning/qmix_rnn.py   (and vdn_rnn.py, iql_rnn.py, pqn_vdn_rnn.py)
+    PEER_SCRIPTS/QLearning/config/alg/ql_rnn_mpe.yaml   (and pqn_vdn_rnn_mpe.yaml)
 
 Only the scripts' ``make_train`` and ``env_from_config`` are used. The peer interpreter
 (``--peer-python``, default ``/tmp/peer/bin/python``) needs ``jaxmarl==0.2.0``, ``flashbax`` and
@@ -68,9 +70,10 @@ logged returns are 3x the per-agent raw returns; the table shows per-agent raw r
 (``docs/mpe-parity-findings.md`` F3), so its returns hold one more (negative) step reward.
 "Greedy" is the greedy evaluation of the final parameters (ours: 128 episodes per seed; JaxMARL:
 the runner's 512 episodes per seed, or the script's last in-loop test on the ``jaxmarl`` side);
-"train" is the mean episode return of the last 5% of updates (epsilon-greedy, epsilon = 0.05).
-JaxMARL's logged training return is the mean over the rollout's 26 steps of a value that is 0
-until the episode ends at the last step, so per-agent raw = logged x 26 / 3
+"train" is the mean episode return of the last 5% of updates (epsilon-greedy at the final
+epsilon: 0.05, PQN 0.1). JaxMARL's Q-learning scripts log the mean over the rollout's 26 steps of
+a value that is 0 until the episode ends at the last step, so per-agent raw = logged x 26 / 3;
+its PQN script's envs run on across updates, so per-agent raw = logged / 3
 (``peer_train_raw``).
 
 Usage::
@@ -83,6 +86,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -98,24 +102,67 @@ from pathlib import Path
 
 from ppo_vs_jaxmarl import _mean_std, machine_load
 
+from jaxmarl.training.logging import read_jsonl, rows_with_episodes
+
 REPO = Path(__file__).resolve().parents[1]
 NUM_AGENTS = 3  # MPE_simple_spread_v3
-PEER_SCRIPT = {"qmix": "qmix_rnn.py", "vdn": "vdn_rnn.py", "iql": "iql_rnn.py"}
-PEER_CONFIG = "QLearning/config/alg/ql_rnn_mpe.yaml"
-OUR_STEPS_PER_UPDATE = 8 * 25  # preset: 8 envs x 25 steps
-PEER_ROLLOUT_STEPS = 26  # JaxMARL: each update resets and rolls out one 26-step episode
-PEER_STEPS_PER_UPDATE = 8 * PEER_ROLLOUT_STEPS
 PEER_EVAL_EPISODES = 512
 
 
-def peer_train_raw(logged: list[float]) -> list[float]:
+@dataclasses.dataclass(frozen=True)
+class Pairing:
+    """One of our learners and the JaxMARL script it is compared with.
+
+    Attributes:
+        script: the peer script under ``PEER_SCRIPTS/QLearning``.
+        config: the peer's YAML, relative to ``PEER_SCRIPTS``.
+        our_steps_per_update: env steps of one update in our preset.
+        peer_steps_per_update: env steps of one update in the peer's config.
+        peer_train_scale: JaxMARL's logged training return times this is the per-agent raw
+            return (see ``peer_train_raw``).
+    """
+
+    script: str
+    config: str
+    our_steps_per_update: int
+    peer_steps_per_update: int
+    peer_train_scale: float
+
+
+# ql_rnn_mpe.yaml: 8 envs; ours 25-step rollouts, JaxMARL resets and rolls out one 26-step
+# episode per update, so its logged return is (3x return) / 26 (see peer_train_raw).
+_QL = dict(
+    config="QLearning/config/alg/ql_rnn_mpe.yaml",
+    our_steps_per_update=8 * 25,
+    peer_steps_per_update=8 * 26,
+    peer_train_scale=26 / NUM_AGENTS,
+)
+PAIRINGS = {
+    "qmix": Pairing(script="qmix_rnn.py", **_QL),
+    "vdn": Pairing(script="vdn_rnn.py", **_QL),
+    "iql": Pairing(script="iql_rnn.py", **_QL),
+    # pqn_vdn_rnn_mpe.yaml: 256 envs x 16 steps on both sides; the envs run on across updates,
+    # so the logged value is the last finished episode's return (x3), not diluted by steps.
+    "pqn_vdn": Pairing(
+        script="pqn_vdn_rnn.py",
+        config="QLearning/config/alg/pqn_vdn_rnn_mpe.yaml",
+        our_steps_per_update=256 * 16,
+        peer_steps_per_update=256 * 16,
+        peer_train_scale=1 / NUM_AGENTS,
+    ),
+}
+
+
+def peer_train_raw(alg: str, logged: list[float]) -> list[float]:
     """JaxMARL's logged training return -> per-agent raw episode return.
 
-    Its metric is the mean over the rollout's 26 steps of ``returned_episode_returns``, which
-    is 0 until the episode ends at the rollout's last step (every update starts from a reset),
-    so the logged value is (3x return) / 26.
+    The Q-learning scripts (``qmix_rnn.py`` ...) log the mean over the rollout's 26 steps of
+    ``returned_episode_returns``, which is 0 until the episode ends at the rollout's last step
+    (every update starts from a reset), so the logged value is (3x return) / 26.
+    ``pqn_vdn_rnn.py``'s envs run on across updates, so every step holds the last finished
+    episode's (3x) return.
     """
-    return [v * PEER_ROLLOUT_STEPS / NUM_AGENTS for v in logged]
+    return [v * PAIRINGS[alg].peer_train_scale for v in logged]
 
 
 PEER_RUNNER = r"""
@@ -145,8 +192,12 @@ spec.loader.exec_module(peer)
 from jaxmarl.wrappers.baselines import CTRolloutManager
 
 config = yaml.safe_load(open(config_path))
-config = {k: (float(v) if isinstance(v, str) and k != "ENV_NAME" else v)
-          for k, v in config.items()}
+def _number(v):  # the YAML writes 2e6 and 5e-3, which YAML 1.1 reads as strings
+    try:
+        return float(v) if isinstance(v, str) else v
+    except ValueError:
+        return v
+config = {k: _number(v) for k, v in config.items()}
 # WANDB_MODE is not "disabled" so the script's per-update jax.debug.callback runs and reaches
 # the stub above: that is how the script reports its metrics (train returns none).
 config.update(SEED=int(seed), NUM_SEEDS=int(num_seeds), WANDB_MODE="online",
@@ -154,8 +205,10 @@ config.update(SEED=int(seed), NUM_SEEDS=int(num_seeds), WANDB_MODE="online",
               TEST_DURING_TRAINING=test == "1")
 for key in ("NUM_ENVS", "NUM_STEPS", "BUFFER_SIZE", "BUFFER_BATCH_SIZE", "HIDDEN_SIZE",
             "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "TEST_NUM_STEPS", "TEST_NUM_ENVS",
-            "MIXER_EMBEDDING_DIM", "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS"):
-    config[key] = int(config[key])
+            "MIXER_EMBEDDING_DIM", "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS",
+            "NUM_MINIBATCHES", "NUM_LAYERS", "MEMORY_WINDOW"):
+    if key in config:
+        config[key] = int(config[key])
 env, _ = peer.env_from_config(dict(config))
 train = peer.make_train(config, env)
 NUM_UPDATES = config["NUM_UPDATES"]
@@ -170,14 +223,24 @@ out = jax.block_until_ready(compiled(rngs)); jax.effects_barrier()
 train_s, train_cpu_s = time.perf_counter() - T0, time.process_time() - C0
 
 
-def greedy_return(params, key):
+def greedy_return(state, key):
     # The runner's own greedy evaluation of final parameters: one episode in each of
     # eval_episodes envs, greedy over valid actions, mean returned_episode_returns (x3 scale).
     n = int(eval_episodes)
-    params = params["agent"] if "agent" in params else params  # qmix: {"agent", "mixer"}
     test_env = CTRolloutManager(env, batch_size=n)
-    net = peer.RNNQNetwork(action_dim=test_env.max_action_space,
-                           hidden_dim=config["HIDDEN_SIZE"])
+    if hasattr(peer, "RNNQNetwork"):  # qmix_rnn.py, vdn_rnn.py, iql_rnn.py
+        params = state.params
+        params = params["agent"] if "agent" in params else params  # qmix: {"agent", "mixer"}
+        net = peer.RNNQNetwork(action_dim=test_env.max_action_space,
+                               hidden_dim=config["HIDDEN_SIZE"])
+        apply = net.apply
+    else:  # pqn_vdn_rnn.py: layer-normed QNetwork with (unused) batch statistics
+        params = {"params": state.params, "batch_stats": state.batch_stats}
+        net = peer.QNetwork(action_dim=test_env.max_action_space,
+                            hidden_size=config["HIDDEN_SIZE"],
+                            num_layers=config["NUM_LAYERS"], norm_type=config["NORM_TYPE"],
+                            norm_input=config.get("NORM_INPUT", False))
+        apply = lambda variables, h, x, d: net.apply(variables, h, x, d, False)
     key, reset_key = jax.random.split(key)
     obs, state = test_env.batch_reset(reset_key)
     dones = {a: jnp.zeros((n,), dtype=bool) for a in env.agents + ["__all__"]}
@@ -186,7 +249,7 @@ def greedy_return(params, key):
 
     def step(carry, step_key):
         obs, dones, state, hidden = carry
-        hidden, q = jax.vmap(net.apply, in_axes=(None, 0, 0, 0))(
+        hidden, q = jax.vmap(apply, in_axes=(None, 0, 0, 0))(
             params, hidden, stack(obs)[:, None], stack(dones)[:, None])
         valid = stack(test_env.get_valid_actions(state.env_state))
         act = jnp.argmax(q[:, 0] - (1 - valid) * 1e10, axis=-1)
@@ -203,7 +266,7 @@ def greedy_return(params, key):
 eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 12345))(rngs)
 try:
     greedy_eval = np.asarray(
-        jax.jit(jax.vmap(greedy_return))(out["runner_state"][0].params, eval_keys)).tolist()
+        jax.jit(jax.vmap(greedy_return))(out["runner_state"][0], eval_keys)).tolist()
 except Exception as error:  # keep the training result if the evaluation fails
     print(f"greedy evaluation failed: {error!r}", file=sys.stderr, flush=True)
     greedy_eval = []
@@ -381,13 +444,14 @@ def run_ours(
 
 
 def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
-    updates = steps // OUR_STEPS_PER_UPDATE
+    steps_per_update = PAIRINGS[alg].our_steps_per_update
+    updates = steps // steps_per_update
     chunk = min(updates, 500)  # a run it does not divide ends with a shorter chunk
     args = [
         f"alg={alg}",
         "env=MPE_simple_spread_v3",
         f"run.num_seeds={seeds}",
-        f"run.total_timesteps={updates * OUR_STEPS_PER_UPDATE}",
+        f"run.total_timesteps={updates * steps_per_update}",
         f"run.updates_per_chunk={chunk}",
         "run.checkpoint_every=0",
         f"run.out_dir={out_dir}",
@@ -413,7 +477,9 @@ def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
     if timing["marks"] != 2 + 2 * num_chunks:
         raise RuntimeError(f"unexpected timing marks {timing['marks']} for {num_chunks} chunks")
     run_dir = out_dir / name
-    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
+    # Updates in which no episode ended log a placeholder 0 (PQN's 16-step rollouts on 25-step
+    # episodes): leave them out of the training return and its curve.
+    rows = rows_with_episodes(read_jsonl(run_dir / "metrics.jsonl"))
     tail_from = updates - max(1, updates // 20)
     train = [
         _mean_std(
@@ -426,18 +492,19 @@ def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
         [r["episode_return"] for r in rows if r["seed"] == s][stride - 1 :: stride]
         for s in range(seeds)
     ]
+    curve_updates = [r["update"] for r in rows if r["seed"] == 0][stride - 1 :: stride]
     evals = [json.loads(x) for x in (run_dir / "eval.jsonl").read_text().splitlines() if x]
     last_eval = max(r["update"] for r in evals)
     return {
         "side": "ours",
         "cmd": "python -m jaxmarl.train " + " ".join(args),
-        "env_steps_per_seed": updates * OUR_STEPS_PER_UPDATE,
+        "env_steps_per_seed": updates * steps_per_update,
         "seeds": seeds,
         **{k: timing[k] for k in ("compile_s", "compile_cpu_s", "train_s", "train_cpu_s")},
         "train_raw": train,
         "greedy_raw": [r["eval_episode_return"] for r in evals if r["update"] == last_eval],
         "curve": curve,
-        "curve_env_steps": [u * OUR_STEPS_PER_UPDATE for u in range(stride, updates + 1, stride)],
+        "curve_env_steps": [u * steps_per_update for u in curve_updates],
         "wall_s": proc["wall_s"],
         "process_cpu_s": proc["process_cpu_s"],
         "load_before": load_before,
@@ -463,8 +530,9 @@ def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "peer_runner.py"
         runner.write_text(PEER_RUNNER)
-        script = scripts / "QLearning" / PEER_SCRIPT[alg]
-        cmd = [python, "-I", str(runner), str(script), str(scripts / PEER_CONFIG)]
+        script = scripts / "QLearning" / PAIRINGS[alg].script
+        peer_config = scripts / PAIRINGS[alg].config
+        cmd = [python, "-I", str(runner), str(script), str(peer_config)]
         cmd += [str(steps), str(seeds), str(seed), "1" if test else "0", str(PEER_EVAL_EPISODES)]
         load_before = machine_load()
         proc = run_watched(cmd, tmp, stall_s, log.with_suffix(".log"))
@@ -477,11 +545,11 @@ def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
     result.update(
         side=side,
         cmd=(
-            f"{python} -I <PEER_RUNNER> {script} {scripts / PEER_CONFIG} "
+            f"{python} -I <PEER_RUNNER> {script} {peer_config} "
             f"TOTAL_TIMESTEPS={steps} NUM_SEEDS={seeds} SEED={seed} "
             f"TEST_DURING_TRAINING={bool(test)}"
         ),
-        train_raw=peer_train_raw(result["train_logged"]),
+        train_raw=peer_train_raw(alg, result["train_logged"]),
         greedy_raw=[v / NUM_AGENTS for v in result["eval_greedy_logged"]],
         wall_s=proc["wall_s"],
         process_cpu_s=proc["process_cpu_s"],
@@ -567,8 +635,8 @@ def plot(results: dict, path: Path) -> None:
             if key in ("ours", "ours_devices"):
                 xs, curves = r["curve_env_steps"], r["curve"]
             else:
-                xs = [u * PEER_STEPS_PER_UPDATE for u in r["curve_updates"]]
-                curves = [peer_train_raw(c) for c in r["logged_curve"]]
+                xs = [u * PAIRINGS[alg].peer_steps_per_update for u in r["curve_updates"]]
+                curves = [peer_train_raw(alg, c) for c in r["logged_curve"]]
             for i, c in enumerate(curves):
                 n = min(len(xs), len(c))
                 label = LABELS[key] if i == 0 else None

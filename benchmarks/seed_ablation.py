@@ -35,7 +35,7 @@ import numpy as np
 import yaml
 from scipy.stats import mannwhitneyu
 
-from jaxmarl.training.logging import read_jsonl
+from jaxmarl.training.logging import read_jsonl, rows_with_episodes
 
 
 def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict:
@@ -55,7 +55,7 @@ def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict
                 f"python -m jaxmarl.train (with its eval.jsonl and metrics.jsonl)"
             )
     evals = read_jsonl(run_dir / "eval.jsonl")
-    rows = read_jsonl(run_dir / "metrics.jsonl")
+    rows = rows_with_episodes(read_jsonl(run_dir / "metrics.jsonl"))  # no placeholder 0s
     for name, records in ((metric, evals), (train_metric, rows)):
         if records and name not in records[0]:
             raise KeyError(f"{run_dir}: no {name!r}; the records have {sorted(records[0])}")

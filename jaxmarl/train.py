@@ -40,6 +40,7 @@ from jaxmarl.config import (
     preset_path,
     save_config,
 )
+from jaxmarl.training.logging import rows_with_episodes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -298,9 +299,10 @@ def _summarise(command, result, learner) -> None:
         f"| compile (s) | {result.compile_s:.1f} |",
         f"| training env steps/s (all seeds) | {rate:,.0f} |",
     ]
-    if result.history:
-        last = result.history[-1]["update"]
-        final = [r["episode_return"] for r in result.history if r["update"] == last]
+    finished = rows_with_episodes(result.history)
+    if finished:
+        last = finished[-1]["update"]
+        final = [r["episode_return"] for r in finished if r["update"] == last]
         lines.append(f"| final episode return (train, per agent) | {sum(final) / len(final):.2f} |")
     if result.evaluations:
         lines.append(

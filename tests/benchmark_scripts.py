@@ -5,6 +5,7 @@ load them by path; nothing under ``if __name__ == "__main__"`` runs.
 """
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -16,5 +17,6 @@ def load_benchmark_script(relative: str) -> ModuleType:
     path = BENCHMARKS / f"{relative}.py"
     module_spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(module_spec)
+    sys.modules[module_spec.name] = module  # dataclasses look their module up while defined
     module_spec.loader.exec_module(module)
     return module

@@ -167,6 +167,17 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     return records
 
 
+def rows_with_episodes(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The training records whose update saw an episode end (``episodes > 0``), and those that
+    do not count episodes.
+
+    An update whose rollout is shorter than the episodes (PQN's 16 steps on MPE's 25-step
+    episodes) can end none; its ``episode_return`` is then a placeholder 0, not a return, and
+    would pull curves and averages towards 0.
+    """
+    return [row for row in rows if row.get("episodes", 1) > 0]
+
+
 # --------------------------------------------------------------------------- CSV
 class CsvLogger(_LoggerBase):
     """A CSV file with a header row; ``step`` first, then metrics in first-seen order.

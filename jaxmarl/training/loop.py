@@ -33,7 +33,7 @@ from jaxmarl.training.checkpoint import Checkpointer
 from jaxmarl.training.config import chunk_sizes
 from jaxmarl.training.devices import check_split, over_seeds, place_over_seeds
 from jaxmarl.training.learner import Learner, evaluate, record_greedy_episode
-from jaxmarl.training.logging import JsonlLogger, make_logger
+from jaxmarl.training.logging import JsonlLogger, make_logger, read_jsonl, rows_with_episodes
 from jaxmarl.training.progress import Progress
 
 
@@ -210,6 +210,11 @@ def _metric_rows(metrics: dict, first_update: int, steps_per_update: int) -> lis
 
 
 def _latest(rows: list[dict]) -> dict:
+    """The chunk's last mean training return, for the progress bar (nothing if no episode
+    ended in the chunk)."""
+    rows = rows_with_episodes(rows)
+    if not rows:
+        return {}
     last_update = rows[-1]["update"]
     last = [r for r in rows if r["update"] == last_update]
     return {"episode_return": float(np.mean([r["episode_return"] for r in last]))}
@@ -241,7 +246,10 @@ def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
     except ImportError:  # matplotlib is an optional extra
         return
     # The whole run's records (a resumed run's history holds only the resumed part).
-    records = run_dir / "metrics.jsonl" if "jsonl" in loggers else history
+    records = read_jsonl(run_dir / "metrics.jsonl") if "jsonl" in loggers else history
+    records = rows_with_episodes(records)
+    if not records:  # no episode has ended yet: there is no return to plot
+        return
     plot_learning_curve(
         records,
         x="env_steps",

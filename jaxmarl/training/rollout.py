@@ -172,7 +172,8 @@ def rollout(
 
 
 def episode_metrics(trajectory: Transition) -> dict[str, jax.Array]:
-    """Means over the episodes that ended in ``trajectory`` (NaN-free: 0 when none ended).
+    """Means over the episodes that ended in ``trajectory`` (NaN-free: 0 when none ended;
+    ``episodes`` says which, and ``rows_with_episodes`` drops such records from curves).
 
     Returns ``episode_return`` (team mean of per-agent returns), ``episode_length``,
     ``episodes`` (count) and the mean of every env info at episode ends (e.g. ``won``).

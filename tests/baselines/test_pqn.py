@@ -9,6 +9,7 @@ import pytest
 from jaxmarl import train
 from jaxmarl.baselines.pqn import PQNConfig, make_pqn, make_train
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.training.logging import read_jsonl
 
 
 def small_config(**overrides):
@@ -95,3 +96,35 @@ def test_pqn_improves_clearly_over_random_policy():
     first, last = returns[:20].mean(), returns[-40:].mean()
     assert first < -30.0, first
     assert last > -15.0, (first, last)
+
+
+def test_summary_and_curve_skip_updates_that_ended_no_episode(tmp_path):
+    # 10-step rollouts on 25-step episodes: updates 1, 2, 4 and 6 end no episode and log a
+    # placeholder 0, which must not become the run's "final" training return.
+    argv = [
+        "alg=pqn_vdn",
+        "env.num_envs=2",
+        "num_steps=10",
+        "num_minibatches=1",
+        "num_epochs=1",
+        "network.encoder_sizes=[8]",
+        "network.embed_dim=8",
+        "network.gru_size=8",
+        "run.total_timesteps=120",
+        "run.updates_per_chunk=6",
+        "run.checkpoint_every=0",
+        "run.eval_episodes=0",
+        "run.gif=false",
+        f"run.out_dir={tmp_path}",
+        "run.name=short_rollouts",
+    ]
+    assert train.main(argv + ["--no-progress"]) == 0
+    run_dir = tmp_path / "short_rollouts"
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    assert [r["update"] for r in rows if r["episodes"] == 0] == [1, 2, 4, 6]
+    last_finished = next(r for r in reversed(rows) if r["episodes"] > 0)
+    assert last_finished["update"] == 5 and last_finished["episode_return"] < 0
+    summary = (run_dir / "summary.md").read_text()
+    final = last_finished["episode_return"]
+    assert f"| final episode return (train, per agent) | {final:.2f} |" in summary
+    assert (run_dir / "learning_curve.png").stat().st_size > 0

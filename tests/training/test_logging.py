@@ -19,6 +19,7 @@ from jaxmarl.training.logging import (
     WandbLogger,
     make_logger,
     read_jsonl,
+    rows_with_episodes,
     to_python_scalars,
 )
 
@@ -174,3 +175,12 @@ def test_make_logger_builds_run_dir_files(tmp_path):
     assert (tmp_path / "run" / "metrics.csv").read_text().splitlines() == ["step,x", "1,1"]
     with pytest.raises(ValueError, match="unknown logger"):
         make_logger(("jsonll",), tmp_path)
+
+
+def test_rows_with_episodes_drops_updates_where_no_episode_ended():
+    rows = [
+        {"update": 1, "episodes": 4.0, "episode_return": -30.0},
+        {"update": 2, "episodes": 0.0, "episode_return": 0.0},  # placeholder, not a return
+        {"update": 3, "episode_return": -20.0},  # a learner that does not count episodes
+    ]
+    assert [r["update"] for r in rows_with_episodes(rows)] == [1, 3]

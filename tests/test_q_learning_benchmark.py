@@ -1,0 +1,34 @@
+"""Pure pieces of benchmarks/q_learning_vs_jaxmarl.py: the learner pairings and the conversion
+of JaxMARL's logged training returns. The runs themselves need the peer venv and scripts."""
+
+import pytest
+
+from jaxmarl.config import load_config, preset_path
+from jaxmarl.train import ALGORITHMS
+from tests.benchmark_scripts import BENCHMARKS, load_benchmark_script
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # it imports ppo_vs_jaxmarl as a sibling
+    return load_benchmark_script("q_learning_vs_jaxmarl")
+
+
+@pytest.mark.parametrize("alg", ["qmix", "vdn", "iql", "pqn_vdn"])
+def test_steps_per_update_match_our_presets(bench, alg):
+    # The driver floors --steps to whole updates of this size and passes the product as
+    # run.total_timesteps; a preset that drifted from it would train a different budget.
+    config_cls, _ = ALGORITHMS[alg].load()
+    config = load_config(config_cls, preset_path(alg, "MPE_simple_spread_v3"))
+    pairing = bench.PAIRINGS[alg]
+
+    assert config.env.num_envs * config.num_steps == pairing.our_steps_per_update
+    assert config.env.env_id == "MPE_simple_spread_v3"
+
+
+def test_peer_train_raw_undoes_each_scripts_logging(bench):
+    # qmix_rnn.py: a 3-agent episode of per-agent return -10 logs as 3 * -10 / 26 (the mean over
+    # a 26-step rollout that holds the return at its last step only).
+    assert bench.peer_train_raw("qmix", [3 * -10.0 / 26]) == pytest.approx([-10.0])
+    # pqn_vdn_rnn.py: every step holds the last finished episode's 3x return.
+    assert bench.peer_train_raw("pqn_vdn", [-30.0, -45.0]) == pytest.approx([-10.0, -15.0])
