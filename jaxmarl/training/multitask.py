@@ -362,7 +362,8 @@ def make_multitask_update(
     ``sum_k w_k loss_k`` (one gradient over the shared and all per-task parameters).
 
     ``tasks`` is static (a Python loop at trace time), so K rollouts and losses are one program.
-    Metrics: ``"<task>/<name>"`` per task, plus ``episode_return`` and ``loss`` (task means).
+    Metrics: ``"<task>/<name>"`` per task, plus ``loss`` (task mean), ``episode_return`` (mean
+    over the tasks that ended an episode in the update) and ``episodes`` (all tasks' count).
     """
     names = list(tasks)
 
@@ -417,9 +418,15 @@ def make_multitask_update(
             update=state.update + 1,
         )
         returns = jnp.stack([metrics[f"{n}/episode_return"] for n in names])
+        counts = jnp.stack([metrics[f"{n}/episodes"] for n in names])
         metrics.update(train_metrics)
         metrics.update({f"{n}/weight": weights[i] for i, n in enumerate(names)})
-        metrics["episode_return"] = jnp.mean(returns)
+        # Mean over the tasks that ended an episode in this update: a task that ended none
+        # logs a placeholder return of 0 (see episode_metrics).
+        ended = counts > 0
+        ended_returns = jnp.sum(jnp.where(ended, returns, 0.0))
+        metrics["episode_return"] = ended_returns / jnp.maximum(jnp.sum(ended), 1)
+        metrics["episodes"] = jnp.sum(counts)
         return new_state, metrics
 
     return update

@@ -235,3 +235,22 @@ def test_command_line_tasks_and_transfer_keys(tmp_path):
     )  # fmt: skip
     with pytest.raises(ValueError, match="do not fit this learner"):
         build_mtapn(transfer.config)
+
+
+def test_team_return_averages_only_the_tasks_that_ended_an_episode():
+    # 8-step rollouts: the 4-step task ends episodes in every update, the 25-step one only in
+    # its 4th (step 25); the others log a placeholder 0 that must not halve the mean.
+    tasks = (f"{SPREAD}:num_agents=2:num_landmarks=2:max_steps=4", TWO_TASKS[1])
+    learner = build_mtapn(small_config(tasks=tasks)).learner
+    update = jax.jit(learner.update)
+    state = learner.init(jax.random.key(0))
+    ended_both = 0
+    for _ in range(4):
+        state, metrics = update(state)
+        short, long = (float(metrics[f"task{i}/episodes"]) for i in range(2))
+        returns = [float(metrics[f"task{i}/episode_return"]) for i in range(2)]
+        assert short > 0 and float(metrics["episodes"]) == short + long
+        want = returns[0] if long == 0 else (returns[0] + returns[1]) / 2
+        assert float(metrics["episode_return"]) == pytest.approx(want, rel=1e-6)
+        ended_both += long > 0
+    assert ended_both == 1
