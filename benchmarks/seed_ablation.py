@@ -55,7 +55,10 @@ def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict
                 f"python -m jaxmarl.train (with its eval.jsonl and metrics.jsonl)"
             )
     evals = read_jsonl(run_dir / "eval.jsonl")
-    rows = rows_with_episodes(read_jsonl(run_dir / "metrics.jsonl"))  # no placeholder 0s
+    # No placeholder 0s from updates that ended no episode. The curves are then indexed by the
+    # remaining records, which line up across seeds where episode ends do (fixed-length
+    # episodes such as MPE's, or many envs per update).
+    rows = rows_with_episodes(read_jsonl(run_dir / "metrics.jsonl"))
     for name, records in ((metric, evals), (train_metric, rows)):
         if records and name not in records[0]:
             raise KeyError(f"{run_dir}: no {name!r}; the records have {sorted(records[0])}")
