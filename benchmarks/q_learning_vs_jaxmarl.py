@@ -665,6 +665,9 @@ def main(argv=None) -> int:
     parser.add_argument("--ours-separate", action="store_true", help="one process per seed")
     parser.add_argument("--peer-separate", action="store_true", help="one process per seed")
     args = parser.parse_args(argv)
+    unknown = [alg for alg in args.algs.split(",") if alg not in PAIRINGS]
+    if unknown:
+        parser.error(f"--algs: unknown {unknown}; choose from {sorted(PAIRINGS)}")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
     results = json.loads(store.read_text()) if store.exists() else {}

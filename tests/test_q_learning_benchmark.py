@@ -32,3 +32,13 @@ def test_peer_train_raw_undoes_each_scripts_logging(bench):
     assert bench.peer_train_raw("qmix", [3 * -10.0 / 26]) == pytest.approx([-10.0])
     # pqn_vdn_rnn.py: every step holds the last finished episode's 3x return.
     assert bench.peer_train_raw("pqn_vdn", [-30.0, -45.0]) == pytest.approx([-10.0, -15.0])
+
+
+def test_unknown_algorithm_is_refused_before_anything_runs(bench, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--algs", "qmix,pqn", "--out-dir", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert (
+        "unknown ['pqn']; choose from ['iql', 'pqn_vdn', 'qmix', 'vdn']" in capsys.readouterr().err
+    )
+    assert not (tmp_path / "results.json").exists()
