@@ -27,7 +27,7 @@ Only the scripts' ``make_train`` and ``env_from_config`` are used. The peer inte
 How each side is run and timed
 ------------------------------
 Both sides run as subprocesses, one after the other. For each the driver records wall time and
-the subprocess's CPU time (user + sys from ``getrusage(RUSAGE_CHILDREN)`` deltas), and, inside
+the subprocess's CPU time (user + sys from ``os.wait4``), and, inside
 the process, the wall **and CPU** time (``time.process_time``: all threads) of the compile and
 of the training phase separately. **The primary throughput number is training env steps per
 CPU-second** (all seeds' env steps / CPU seconds of the training phase): on a shared machine the
@@ -92,12 +92,12 @@ import itertools
 import json
 import os
 import platform
-import resource
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent import futures as concurrent_futures
 from pathlib import Path
 
 from ppo_vs_jaxmarl import _mean_std, machine_load
@@ -338,15 +338,18 @@ def _proc_cpu_s(pid: int) -> float:
 def run_watched(cmd: list[str], cwd, stall_s: float, log: Path) -> dict:
     """Run ``cmd``; kill it if its CPU time stops advancing for ``stall_s`` seconds.
 
-    Returns wall seconds, the child's user+sys CPU seconds (``RUSAGE_CHILDREN`` delta),
-    stdout, stderr, the return code and whether it was killed as stalled.
+    Returns wall seconds, the child's user+sys CPU seconds (from ``os.wait4``, so only this
+    child's, even with other children running at once), stdout, stderr, the return code and
+    whether it was killed as stalled.
     """
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(log, "w") as out, open(log.with_suffix(".err"), "w") as err:
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
         last_cpu, last_progress, stalled = 0.0, time.perf_counter(), False
-        while proc.poll() is None:
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
             time.sleep(5)
             cpu = _proc_cpu_s(proc.pid)
             if cpu > last_cpu + 1.0:
@@ -358,26 +361,37 @@ def run_watched(cmd: list[str], cwd, stall_s: float, log: Path) -> dict:
                     flush=True,
                 )
                 proc.send_signal(signal.SIGKILL)
-                proc.wait()
+                _, status, usage = os.wait4(proc.pid, 0)
                 break
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        proc.returncode = os.waitstatus_to_exitcode(status)
     return {
         "returncode": proc.returncode,
         "stalled": stalled,
-        "wall_s": wall,
-        "process_cpu_s": cpu,
+        "wall_s": time.perf_counter() - t0,
+        "process_cpu_s": usage.ru_utime + usage.ru_stime,
         "stdout": log.read_text(),
         "stderr": log.with_suffix(".err").read_text(),
     }
 
 
-def _merge_separate(runs: list[dict], seeds: int) -> dict:
-    """Seeds run one process each -> one row: times and CPU summed, returns concatenated."""
-    merged = dict(runs[0], seeds=seeds, mode=f"{seeds} separate processes")
-    for key in ("train_s", "train_cpu_s", "wall_s", "process_cpu_s"):
+def _merge_separate(runs: list[dict], seeds: int, concurrent: int = 1) -> dict:
+    """Seeds run one process each -> one row: CPU summed, returns concatenated.
+
+    With ``concurrent`` processes at a time, each group's training phases overlap, so a group
+    counts the wall seconds its env steps would take at the sum of its processes' training
+    rates (steps / own training seconds); one at a time, that is the plain sum of the times.
+    """
+    mode = f"{seeds} separate processes" + (f", {concurrent} at a time" if concurrent > 1 else "")
+    merged = dict(runs[0], seeds=seeds, mode=mode)
+    for key in ("train_cpu_s", "process_cpu_s"):
         merged[key] = sum(r[key] for r in runs)
+    groups = [runs[i : i + concurrent] for i in range(0, len(runs), concurrent)]
+    merged["train_s"] = sum(
+        sum(r["env_steps_per_seed"] for r in g)
+        / sum(r["env_steps_per_seed"] / r["train_s"] for r in g)
+        for g in groups
+    )
+    merged["wall_s"] = sum(max(r["wall_s"] for r in g) for g in groups)
     for key in ("compile_s", "compile_cpu_s"):
         merged[key] = sum(r[key] for r in runs) / len(runs)
     for key in (
@@ -404,10 +418,12 @@ def _rates(r: dict) -> dict:
     return r
 
 
-def _vmapped_or_separate(run_seeds, seeds: int, separate: bool, label: str) -> dict:
+def _vmapped_or_separate(
+    run_seeds, seeds: int, separate: bool, label: str, concurrent: int = 1
+) -> dict:
     """``run_seeds(seed) -> result | None`` (``None``: stalled; ``seed=None``: all seeds vmapped
     in one process). Vmapped first, unless ``separate``; on a stall, or if ``separate``, one
-    process per seed, merged."""
+    process per seed, ``concurrent`` at a time (seeds 0..k-1 together, then the next k), merged."""
     if not separate:
         r = run_seeds(None)
         if r is not None:
@@ -416,12 +432,14 @@ def _vmapped_or_separate(run_seeds, seeds: int, separate: bool, label: str) -> d
             f"  {label}: vmapped run stalled; running the seeds as separate processes", flush=True
         )
     runs = []
-    for s in range(seeds):
-        r = run_seeds(s)
-        if r is None:
-            raise RuntimeError(f"{label} seed {s} stalled in a single-seed process")
-        runs.append(r)
-    merged = _rates(_merge_separate(runs, seeds))
+    with concurrent_futures.ThreadPoolExecutor(max_workers=concurrent) as pool:
+        for first in range(0, seeds, concurrent):
+            group = range(first, min(seeds, first + concurrent))
+            for s, r in zip(group, pool.map(run_seeds, group)):
+                if r is None:
+                    raise RuntimeError(f"{label} seed {s} stalled in a single-seed process")
+                runs.append(r)
+    merged = _rates(_merge_separate(runs, seeds, concurrent))
     merged["fell_back_from_vmapped"] = not separate
     return merged
 
@@ -512,7 +530,9 @@ def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
     }
 
 
-def run_peer(alg, steps, seeds, test, python, scripts, out_dir, separate, stall_s) -> dict:
+def run_peer(
+    alg, steps, seeds, test, python, scripts, out_dir, separate, stall_s, concurrent=1
+) -> dict:
     side = "jaxmarl" if test else "jaxmarl_notest"
 
     def run_seeds(seed):
@@ -522,7 +542,7 @@ def run_peer(alg, steps, seeds, test, python, scripts, out_dir, separate, stall_
         log = out_dir / f"{side}_{alg}_seed{seed}"
         return _run_peer(alg, steps, 1, seed, test, python, scripts, log, stall_s)
 
-    return _vmapped_or_separate(run_seeds, seeds, separate, "peer")
+    return _vmapped_or_separate(run_seeds, seeds, separate, "peer", concurrent)
 
 
 def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
@@ -664,10 +684,19 @@ def main(argv=None) -> int:
     parser.add_argument("--stall-s", type=float, default=60.0)
     parser.add_argument("--ours-separate", action="store_true", help="one process per seed")
     parser.add_argument("--peer-separate", action="store_true", help="one process per seed")
+    parser.add_argument(
+        "--peer-concurrent",
+        type=int,
+        default=1,
+        help="with --peer-separate: run this many single-seed processes at a time (2 keeps "
+        "both cores of a 2-core machine busy, as ours with run.devices does)",
+    )
     args = parser.parse_args(argv)
     unknown = [alg for alg in args.algs.split(",") if alg not in PAIRINGS]
     if unknown:
         parser.error(f"--algs: unknown {unknown}; choose from {sorted(PAIRINGS)}")
+    if args.peer_concurrent < 1 or (args.peer_concurrent > 1 and not args.peer_separate):
+        parser.error("--peer-concurrent must be >= 1, and above 1 only with --peer-separate")
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
     results = json.loads(store.read_text()) if store.exists() else {}
@@ -701,6 +730,7 @@ def main(argv=None) -> int:
                         args.out_dir,
                         args.peer_separate,
                         args.stall_s,
+                        args.peer_concurrent,
                     )
                 r["finished_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
                 results.setdefault(alg, {})[side] = r
