@@ -31,7 +31,7 @@ TINY = [
 ]
 
 
-def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer_and_target_update():
+def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer():
     configs = {alg: train.parse([f"alg={alg}"]).config for alg in ("iql", "vdn", "qmix")}
     assert {alg: c.mixer for alg, c in configs.items()} == {
         "iql": "none",
@@ -42,13 +42,10 @@ def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer_and_target_update():
     assert (qmix.env.num_envs, qmix.buffer_size, qmix.batch_size) == (8, 5000, 32)
     assert qmix.lr == pytest.approx(5e-3) and qmix.gamma == pytest.approx(0.9)
     assert qmix.network.trunk == "gru" and qmix.network.gru_size == 64
-    # QMIX moves its target softly (benchmarks/results/2026-11-25-qmix-soft-target-mpe.md); VDN
-    # and IQL keep JaxMARL's hard copy every 200 updates.
+    # The one departure from JaxMARL's settings: a soft target update instead of a hard copy
+    # every 200 updates (benchmarks/results/2026-11-25-qmix-soft-target-mpe.md).
     assert (qmix.target_update_interval, qmix.tau) == (1, pytest.approx(0.005))
-    for alg in ("iql", "vdn"):
-        assert (configs[alg].target_update_interval, configs[alg].tau) == (200, 1.0)
-    mine = ("mixer", "target_update_interval", "tau")
-    strip = lambda c: {k: v for k, v in vars(c).items() if k not in mine}
+    strip = lambda c: {k: v for k, v in vars(c).items() if k != "mixer"}
     assert strip(configs["iql"]) == strip(configs["vdn"]) == strip(qmix)
 
 
