@@ -62,6 +62,12 @@ as separate processes (``NUM_SEEDS=1, SEED=s`` / ``run.num_seeds=1 run.seed=s``:
 unbatched QR does not hang). ``--peer-separate`` / ``--ours-separate`` go straight to separate
 processes. The table's "mode" column says which way each side ran.
 
+Both cores busy: one JaxMARL process keeps ~1.3 of two cores busy, ours with ``ours_devices``
+(``run.devices`` = seeds) both. ``--peer-separate --peer-concurrent 2`` runs JaxMARL's
+single-seed processes two at a time, so both sides use the whole machine: the fair CPU
+comparison. A group's training wall time is its env steps over the sum of its processes'
+training rates (the training phases overlap; the compiles, ~20 s, run side by side first).
+
 Returns
 -------
 JaxMARL's ``MPELogWrapper`` multiplies rewards by ``num_agents`` (3) before logging, so its
