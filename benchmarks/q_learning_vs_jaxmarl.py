@@ -356,7 +356,7 @@ def run_watched(cmd: list[str], cwd, stall_s: float, log: Path) -> dict:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            time.sleep(5)
+            time.sleep(1)
             cpu = _proc_cpu_s(proc.pid)
             if cpu > last_cpu + 1.0:
                 last_cpu, last_progress = cpu, time.perf_counter()
