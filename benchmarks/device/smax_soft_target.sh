@@ -5,8 +5,8 @@
 # (benchmarks/results/2026-11-24-gpu-h100.md)? The SMAX preset copies every 10 updates, so the
 # soft update with the same time constant is tau 0.1 every update. Runs our published-settings
 # QMIX preset with it; the control is the bootstrap_truncation=true arm of
-# smax_truncation_ablation.sh (the preset as it is, same seeds). Needs benchmarks/device/setup.sh to have run. Writes
-# $OUT/ours-<scenario>-qmix-soft-target.json and its eval.jsonl; compare with
+# smax_truncation_ablation.sh (the preset as it is, same seeds). Needs benchmarks/device/setup.sh
+# to have run. Writes $OUT/ours-<scenario>-qmix-soft-target.json and its eval.jsonl; compare with
 #
 #   python benchmarks/smax_vs_jaxmarl.py compare OUT/ours-3m-qmix-bootstrap-true.json \
 #       OUT/ours-3m-qmix-soft-target.json --md table.md

@@ -167,3 +167,42 @@ def test_iql_improves_clearly_over_random_policy():
     # Uniformly random actions score about -45 here; the learned policy about -10.
     assert first < -30.0, first
     assert last > -20.0, (first, last)
+
+
+@pytest.mark.parametrize(
+    "interval, tau, syncs",
+    [
+        (1, 0.25, [True, True, True, True]),  # soft: every update, a quarter of the way
+        (2, 1.0, [False, True, False, True]),  # hard: a copy every second update
+    ],
+)
+def test_target_network_follows_online_by_tau_every_interval(interval, tau, syncs):
+    # The MPE presets use the soft form (tau 0.005 every update); the SMAX presets the hard.
+    learner = make_q_learning(
+        small_config(target_update_interval=interval, tau=tau, learning_starts=40)
+    )
+    update = jax.jit(learner.update)
+    state = learner.init(jax.random.key(3))
+    gaps = []  # how far the online network is from the old target: the check's teeth
+    for sync in syncs:
+        new_state, metrics = update(state)
+        gaps.append(
+            max(
+                float(jnp.max(jnp.abs(a - b)))
+                for a, b in zip(
+                    jax.tree.leaves(new_state.params), jax.tree.leaves(state.target_params)
+                )
+            )
+        )
+        if sync:
+            expected = jax.tree.map(
+                lambda online, old: tau * online + (1.0 - tau) * old,
+                new_state.params,
+                state.target_params,
+            )
+        else:
+            expected = state.target_params
+        chex.assert_trees_all_close(new_state.target_params, expected, rtol=1e-6, atol=1e-7)
+        state = new_state
+    assert float(metrics["learning"]) == 1.0
+    assert gaps[-1] > 1e-3, gaps  # learning moved the online network away from the target
