@@ -26,9 +26,10 @@ Ours (our venv)::
 
 runs ``jaxmarl.training.loop.run`` on the learner of the preset (what ``python -m
 jaxmarl.train alg=<alg> preset=HeuristicEnemySMAX_3m run.num_seeds=3`` runs): the seeds are
-vmapped in one program (keys ``split(key(0), seeds)``), updates run in jitted chunks, greedy
-evaluation (128 envs) every ``--eval-every`` chunks and at the end. The run directory (metrics,
-``eval.jsonl``, ``learning_curve.png``, ``episode.gif``) is kept (``--run-dir``).
+vmapped in one program (keys ``split(key(SEED), seeds)``, ``--seed`` 0 unless given), updates
+run in jitted chunks, greedy evaluation (128 envs) every ``--eval-every`` chunks and at the end.
+The run directory (metrics, ``eval.jsonl``, ``learning_curve.png``, ``episode.gif``) is kept
+(``--run-dir``).
 ``--devices K`` splits the seeds over K host devices (``run.devices``; same results).
 
 JaxMARL 0.2.0 (its own venv, isolated so it cannot import this repository)::
@@ -184,7 +185,7 @@ def run_ours(args) -> dict:
     result = loop.run(
         learner,
         run_dir,
-        seed=0,
+        seed=args.seed,
         num_seeds=args.seeds,
         devices=args.devices,
         updates_per_chunk=per_chunk,
@@ -224,7 +225,8 @@ def run_ours(args) -> dict:
         "preset": preset,
         "config_overrides": overrides,
         "seeds": args.seeds,
-        "seed_keys": f"split(key(0), {args.seeds}), vmapped in one program",
+        "seed": args.seed,
+        "seed_keys": f"split(key({args.seed}), {args.seeds}), vmapped in one program",
         "devices": args.devices,
         "num_updates": num_updates,
         "env_steps_per_seed": total_steps,
@@ -553,33 +555,50 @@ _PER_SEED = (
 _SUMMED = ("seeds", "train_wall_s", "train_cpu_s")
 
 
+def _seed_ids(res: dict) -> set:
+    """The seeds a result holds: JaxMARL's ``PRNGKey`` numbers, or for ours (key, index) pairs
+    of ``split(key(seed), seeds)``."""
+    if res["side"] == "jaxmarl":
+        first = res.get("first_seed", 0)
+        return set(range(first, first + res["seeds"]))
+    return {(res.get("seed", 0), i) for i in range(res["seeds"])}
+
+
 def _join_seed_parts(results: list[dict]) -> list[dict]:
-    """One result per (side, scenario, alg, env steps, overrides): JaxMARL runs whose seeds were
-    split over processes (``--first-seed``, e.g. so that each fits one GPU call's time limit)
-    become one run whose throughput counts each seed's own training time, as if the seeds had
-    run one after another. Parts whose seeds overlap are refused (the same seed twice is not
-    two seeds)."""
+    """One result per (side, scenario, alg, env steps, overrides): runs whose seeds were split
+    over processes become one run whose throughput counts each part's own training time, as if
+    the parts had run one after another. JaxMARL's parts differ by ``--first-seed`` (e.g. so
+    that each fits one GPU call's time limit), ours by ``--seed`` (the key the part's vmapped
+    seeds are split from). Parts whose seeds overlap are refused (the same seed twice is not
+    two seeds); two parts of ours from one key overlap, as ``split(key, n)`` begins with
+    ``split(key, m)`` for m < n."""
     joined: dict[tuple, dict] = {}
     seeds_of: dict[tuple, set[int]] = {}
-    for res in sorted(results, key=lambda r: r.get("first_seed", 0)):
+    for res in sorted(results, key=lambda r: r.get("first_seed", r.get("seed", 0))):
         overrides = tuple(res.get("config_overrides") or ())
         key = (res["side"], res["scenario"], res.get("alg", "mappo"), res["env_steps_per_seed"])
         key += (overrides,)
-        first = res.get("first_seed", 0)
-        part_seeds = set(range(first, first + res["seeds"]))
+        part_seeds = _seed_ids(res)
         if key not in joined:
             joined[key] = {**res, **{k: list(res.get(k, [])) for k in _PER_SEED}}
             seeds_of[key] = part_seeds
             continue
-        if res["side"] != "jaxmarl":
-            raise SystemExit(f"two runs of ours for {key}: compare one of them at a time")
         if seeds_of[key] & part_seeds:
+            which, flag = (
+                ("JaxMARL", "--first-seed") if res["side"] == "jaxmarl" else ("our", "--seed")
+            )
+            shared = sorted(seeds_of[key] & part_seeds)
             raise SystemExit(
-                f"two JaxMARL runs for {key} share seeds {sorted(seeds_of[key] & part_seeds)}: "
-                "compare one of them at a time, or give the parts distinct --first-seed"
+                f"two {which} runs for {key} share seeds {shared}: "
+                f"compare one of them at a time, or give the parts distinct {flag}"
             )
         seeds_of[key] |= part_seeds
         whole = joined[key]
+        if res["side"] == "ours":  # its evaluations number the seeds from 0 in every part
+            res = {
+                **res,
+                "eval": [{**e, "seed": e["seed"] + whole["seeds"]} for e in res.get("eval", [])],
+            }
         for k in _PER_SEED:
             whole[k] += res.get(k, [])
         for k in _SUMMED:
@@ -661,6 +680,12 @@ def main() -> None:
         type=int,
         default=0,
         help="JaxMARL: first seed (PRNGKey(first..first+seeds-1)); compare joins the parts",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="ours: seed keys split(key(SEED), seeds), for more seeds than one run holds",
     )
     parser.add_argument("--note", default="", help="recorded in the JSON (how the run was made)")
     parser.add_argument(

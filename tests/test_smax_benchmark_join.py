@@ -75,11 +75,34 @@ def test_join_keeps_different_runs_apart(driver):
     ]
 
 
-def test_join_refuses_two_runs_of_ours(driver):
-    ours = {**_peer_part(0, 1, 1.0), "side": "ours"}
+def _our_part(seed: int, seeds: int, wall: float) -> dict:
+    """A run of ours: ``seeds`` vmapped seeds split from ``key(seed)``, evaluations numbered
+    from 0 as the loop numbers them."""
+    part = {key: value for key, value in _peer_part(0, seeds, wall).items() if key != "first_seed"}
+    part["eval"] = [{"seed": s, "update": 2, "eval_won": 0.1 * seed} for s in range(seeds)]
+    part["final_eval_win_rate"] = [0.1 * seed] * seeds
+    part["seed_keys"] = f"split(key({seed}), {seeds}), vmapped in one program"
+    return {**part, "side": "ours", "seed": seed, "train_wall_s": wall, "train_cpu_s": 2 * wall}
 
-    with pytest.raises(SystemExit, match="two runs of ours"):
-        driver._join_seed_parts([ours, dict(ours)])
+
+def test_join_adds_our_runs_from_distinct_keys(driver):
+    parts = [_our_part(1, 2, 3.0), _our_part(0, 3, 1.0)]  # given out of key order
+
+    (joined,) = driver._join_seed_parts(parts)
+
+    assert joined["seeds"] == 5
+    assert joined["final_eval_win_rate"] == pytest.approx([0.0, 0.0, 0.0, 0.1, 0.1])
+    assert [e["seed"] for e in joined["eval"]] == [0, 1, 2, 3, 4]  # renumbered, none twice
+    assert joined["train_wall_s"] == pytest.approx(4.0)
+    assert joined["env_steps_per_s_wall"] == pytest.approx(5 * 4096 / 4.0)
+    assert joined["seed_keys"].startswith("split(key(0), 3)")
+    assert [e["seed"] for e in parts[0]["eval"]] == [0, 1]  # inputs left as they were
+
+
+def test_join_refuses_our_runs_from_one_key(driver):
+    """split(key(0), 3) begins with split(key(0), 2): the same two seeds, not five."""
+    with pytest.raises(SystemExit, match=r"two our runs .* share seeds .*--seed"):
+        driver._join_seed_parts([_our_part(0, 2, 1.0), _our_part(0, 3, 1.0)])
 
 
 def test_join_refuses_parts_that_share_a_seed(driver):
