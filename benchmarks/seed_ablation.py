@@ -16,9 +16,11 @@ run with many seeds each) and prints one Markdown table:
   ``--stride`` updates) under ``X``, over the whole run and over its second half: how much of
   training a run spends collapsed, which a final number can hide.
 
-``--values LABEL=v0,v1,...`` adds per-seed finals measured elsewhere (e.g. JaxMARL's) to the
-table. ``--json`` and ``--plot`` write the numbers and the training curves (median and
-quartiles over seeds; ``--band minmax`` for mean and range)::
+``--run LABEL=DIR1,DIR2`` counts the seeds of several runs of one config as one run (e.g. 3
+seeds from ``run.seed=0`` and 6 more from ``run.seed=1``). ``--values LABEL=v0,v1,...`` adds
+per-seed finals measured elsewhere (e.g. JaxMARL's) to the table. ``--json`` and ``--plot``
+write the numbers and the training curves (median and quartiles over seeds; ``--band minmax``
+for mean and range)::
 
     python benchmarks/seed_ablation.py --run bootstrap=runs/qmix_a --run termination=runs/qmix_b \\
         --below -40 --plot curves.png --json ablation.json
@@ -76,6 +78,32 @@ def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict
         "final_update": last,
         "curve": [[r[train_metric] for r in c[stride - 1 : points : stride]] for c in curves],
         "curve_steps": [r["env_steps"] for r in curves[0][stride - 1 : points : stride]],
+    }
+
+
+def join_runs(parts: list[dict]) -> dict:
+    """One run of all the seeds of ``parts`` (runs of one config from different base seeds,
+    e.g. 3 seeds from key 0 and 6 more from key 1), curves cut to the shortest part's.
+
+    Raises:
+        SystemExit: the parts' last evaluations are at different updates (not one config's runs).
+    """
+    if len(parts) == 1:
+        return parts[0]
+    updates = {part["final_update"] for part in parts}
+    if len(updates) > 1:
+        raise SystemExit(
+            f"the runs {[part['dir'] for part in parts]} end at different updates "
+            f"{sorted(updates)}; join only runs of one config"
+        )
+    points = min(len(part["curve_steps"]) for part in parts)
+    return {
+        "dir": ",".join(part["dir"] for part in parts),
+        "seeds": [seed for part in parts for seed in part["seeds"]],
+        "final": [value for part in parts for value in part["final"]],
+        "final_update": parts[0]["final_update"],
+        "curve": [curve[:points] for part in parts for curve in part["curve"]],
+        "curve_steps": parts[0]["curve_steps"][:points],
     }
 
 
@@ -155,7 +183,12 @@ def parse_pair(text: str, what: str) -> tuple[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", action="append", default=[], help="LABEL=RUN_DIR (repeat)")
+    parser.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        help="LABEL=RUN_DIR (repeat); LABEL=DIR1,DIR2 joins the seeds of several runs",
+    )
     parser.add_argument("--values", action="append", default=[], help="LABEL=v0,v1,... finals")
     parser.add_argument("--metric", default="eval_episode_return")
     parser.add_argument("--train-metric", default="episode_return")
@@ -173,8 +206,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--stride must be >= 1, got {args.stride}")
     runs: dict[str, dict] = {}
     for text in args.run:
-        label, directory = parse_pair(text, "--run")
-        runs[label] = load_run(Path(directory), args.metric, args.train_metric, args.stride)
+        label, directories = parse_pair(text, "--run")
+        parts = [
+            load_run(Path(directory), args.metric, args.train_metric, args.stride)
+            for directory in directories.split(",")
+        ]
+        runs[label] = join_runs(parts)
     for text in args.values:
         label, values = parse_pair(text, "--values")
         runs[label] = {"final": [float(v) for v in values.split(",")], "seeds": None}

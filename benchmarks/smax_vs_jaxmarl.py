@@ -97,6 +97,7 @@ its "final greedy" value.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import importlib.util
 import json
@@ -159,7 +160,7 @@ def run_ours(args) -> dict:
     import jaxmarl
     from jaxmarl.baselines.ppo import PPOConfig, make_ppo
     from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning
-    from jaxmarl.config import load_config, preset_path
+    from jaxmarl.config import load_config, preset_path, save_config
     from jaxmarl.training import loop
 
     preset = f"HeuristicEnemySMAX_{args.scenario}"
@@ -196,6 +197,9 @@ def run_ours(args) -> dict:
     )
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     loop.time = time
+    # The config as run, with the seeds it ran (seed_ablation.py pairs seeds by run.seed).
+    ran = dataclasses.replace(config.run, seed=args.seed, num_seeds=args.seeds)
+    save_config(dataclasses.replace(config, run=ran), run_dir / "config.yaml")
     readings = spy.readings  # [compile start, compile end, (chunk start, chunk end) ...]
     compile_cpu = readings[1][1] - readings[0][1]
     chunks = readings[2:]

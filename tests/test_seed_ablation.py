@@ -70,6 +70,35 @@ def test_seeds_pair_up_only_from_the_same_base_seed(ablation, tmp_path):
     assert "paired_wins" not in stats["y"] and stats["y"]["p_beats_first"] == 0.0
 
 
+def test_runs_from_several_base_seeds_join_and_pair_up(ablation, tmp_path):
+    """3 seeds from base seed 0 plus 2 from base seed 1 are one run of 5; a second arm joined
+    the same way pairs seed by seed; curves are cut to the shorter part's."""
+    a0 = write_run(tmp_path / "a0", [-10.0, -20.0, -30.0], [[-50, -50, -50]] * 3)
+    a1 = write_run(tmp_path / "a1", [-40.0, -50.0], [[-50, -10]] * 2, base_seed=1)
+    b0 = write_run(tmp_path / "b0", [-11.0, -19.0, -29.0], [[-10, -10, -10]] * 3)
+    b1 = write_run(tmp_path / "b1", [-39.0, -51.0], [[-10, -10]] * 2, base_seed=1)
+    out = tmp_path / "joined.json"
+    argv = ["--run", f"A={a0},{a1}", "--run", f"B={b0},{b1}", "--stride", "1", "--below", "-40"]
+    assert ablation.main([*argv, "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    a, stats = result["runs"]["A"], result["stats"]
+    assert a["final"] == [-10.0, -20.0, -30.0, -40.0, -50.0]
+    assert a["seeds"] == [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1]]
+    assert len(a["curve"]) == 5 and {len(c) for c in a["curve"]} == {2}
+    assert stats["A"]["n"] == 5 and stats["A"]["mean"] == pytest.approx(-30.0)
+    assert stats["A"]["frac_below_second_half"] == pytest.approx(0.6)  # 3 of 5 at -50
+    assert stats["B"]["paired_wins"] == 3  # ahead on seeds (0, 1), (0, 2) and (1, 0)
+
+
+def test_joining_runs_that_end_at_different_updates_is_refused(ablation, tmp_path):
+    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-10, -10]] * 3)
+    b = write_run(tmp_path / "b", [-10.0, -20.0, -30.0], [[-10, -10]] * 3, base_seed=1)
+    evals = (b / "eval.jsonl").read_text().replace('"update": 4', '"update": 6')
+    (b / "eval.jsonl").write_text(evals)
+    with pytest.raises(SystemExit, match=r"end at different updates \[4, 6\]"):
+        ablation.main(["--run", f"A={a},{b}"])
+
+
 def test_a_missing_run_directory_names_what_it_needs(ablation, tmp_path):
     with pytest.raises(FileNotFoundError, match=r"eval\.jsonl does not exist.*jaxmarl\.train"):
         ablation.main(["--run", f"A={tmp_path}"])
