@@ -86,10 +86,20 @@ def join_runs(parts: list[dict]) -> dict:
     e.g. 3 seeds from key 0 and 6 more from key 1), curves cut to the shortest part's.
 
     Raises:
-        SystemExit: the parts' last evaluations are at different updates (not one config's runs).
+        SystemExit: the parts' last evaluations are at different updates (not one config's runs),
+            or two parts hold the same seed (one directory twice, or one ``run.seed`` twice:
+            ``split(key, n)`` begins with ``split(key, m)`` for m < n). Parts without a
+            ``config.yaml`` have no known base seed and are not checked for that.
     """
     if len(parts) == 1:
         return parts[0]
+    dirs = [part["dir"] for part in parts]
+    known = [tuple(seed) for part in parts for seed in part["seeds"] if seed[0] is not None]
+    if len(set(dirs)) < len(dirs) or len(set(known)) < len(known):
+        raise SystemExit(
+            f"the runs {dirs} share seeds (the same directory or run.seed twice); a seed counted "
+            "twice is not two seeds: join runs started with distinct run.seed"
+        )
     updates = {part["final_update"] for part in parts}
     if len(updates) > 1:
         raise SystemExit(

@@ -577,7 +577,7 @@ def _join_seed_parts(results: list[dict]) -> list[dict]:
     two seeds); two parts of ours from one key overlap, as ``split(key, n)`` begins with
     ``split(key, m)`` for m < n."""
     joined: dict[tuple, dict] = {}
-    seeds_of: dict[tuple, set[int]] = {}
+    seeds_of: dict[tuple, set] = {}  # JaxMARL: PRNGKey numbers; ours: (key, index)
     for res in sorted(results, key=lambda r: r.get("first_seed", r.get("seed", 0))):
         overrides = tuple(res.get("config_overrides") or ())
         key = (res["side"], res["scenario"], res.get("alg", "mappo"), res["env_steps_per_seed"])

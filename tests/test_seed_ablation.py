@@ -99,6 +99,15 @@ def test_joining_runs_that_end_at_different_updates_is_refused(ablation, tmp_pat
         ablation.main(["--run", f"A={a},{b}"])
 
 
+def test_joining_runs_that_share_seeds_is_refused(ablation, tmp_path):
+    """One directory twice, or two runs from the same run.seed, would count seeds twice."""
+    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-10, -10]] * 3)
+    b = write_run(tmp_path / "b", [-11.0, -21.0, -31.0], [[-10, -10]] * 3)  # also run.seed 0
+    for joined in (f"{a},{a}", f"{a},{b}"):
+        with pytest.raises(SystemExit, match="share seeds"):
+            ablation.main(["--run", f"A={joined}"])
+
+
 def test_a_missing_run_directory_names_what_it_needs(ablation, tmp_path):
     with pytest.raises(FileNotFoundError, match=r"eval\.jsonl does not exist.*jaxmarl\.train"):
         ablation.main(["--run", f"A={tmp_path}"])
