@@ -14,10 +14,13 @@ wall and CPU time (``time.process_time``) of compile and training.
   update, RAdam 5e-5, ...). Ours: ``preset=HeuristicEnemySMAX_<scenario>`` of
   ``configs/<alg>``, which mirrors it.
 
-``--ours-override KEY=VALUE`` and ``--peer-override KEY=VALUE`` (repeatable) change a setting on
-one side, for runs that deviate from the published settings on both sides alike (e.g. a
-narrower network: ``--ours-override network.embed_dim=64 --ours-override network.gru_size=64
---peer-override HIDDEN_SIZE=64``). The JSON records every override.
+``--ours-preset NAME`` trains another preset of ``configs/<alg>`` of the same scenario, such as
+the 64-wide CPU presets ``HeuristicEnemySMAX_<scenario>_cpu`` (compare them with
+``--peer-override HIDDEN_SIZE=64``; they also update their target softly, which JaxMARL's
+script does not). ``--ours-override KEY=VALUE`` and ``--peer-override KEY=VALUE`` (repeatable)
+change a setting on one side, for runs that deviate from the published settings on both sides
+alike (e.g. a narrower network: ``--ours-override network.embed_dim=64 --ours-override
+network.gru_size=64 --peer-override HIDDEN_SIZE=64``). The JSON records every override.
 
 Ours (our venv)::
 
@@ -163,7 +166,7 @@ def run_ours(args) -> dict:
     from jaxmarl.config import load_config, preset_path, save_config
     from jaxmarl.training import loop
 
-    preset = f"HeuristicEnemySMAX_{args.scenario}"
+    preset = args.ours_preset or f"HeuristicEnemySMAX_{args.scenario}"
     overrides = [f"run.total_timesteps={args.steps}", *args.ours_override]
     if args.alg == "mappo":
         config_cls, make = PPOConfig, make_ppo
@@ -171,6 +174,12 @@ def run_ours(args) -> dict:
     else:
         config_cls, make = QLearningConfig, make_q_learning
     config = load_config(config_cls, preset_path(args.alg, preset), overrides)
+    scenario = config.env.env_kwargs.get("scenario")
+    if scenario != args.scenario:
+        raise SystemExit(
+            f"--ours-preset {preset} trains scenario {scenario!r}, not --scenario "
+            f"{args.scenario!r}; pick a preset of that scenario or change --scenario"
+        )
     learner = make(config)
     num_updates = learner.num_updates
     steps_per_update = learner.env_steps_per_update
@@ -692,6 +701,11 @@ def main() -> None:
         help="ours: seed keys split(key(SEED), seeds), for more seeds than one run holds",
     )
     parser.add_argument("--note", default="", help="recorded in the JSON (how the run was made)")
+    parser.add_argument(
+        "--ours-preset",
+        help="ours: preset of configs/<alg> (default HeuristicEnemySMAX_<scenario>; e.g. "
+        "HeuristicEnemySMAX_3m_cpu, the 64-wide CPU preset)",
+    )
     parser.add_argument(
         "--ours-override", action="append", default=[], help="ours: KEY=VALUE config override"
     )

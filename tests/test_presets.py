@@ -111,3 +111,32 @@ def test_mtapn_smax_cpu_presets_are_the_transfer_benchmarks_settings():
         "SMAX_5m_vs_6m_cpu_target", bench.smax("5m_vs_6m"), BENCH_IGNORE,
     )  # fmt: skip
     assert (pre.num_updates, target.num_updates) == (800, 800)
+
+
+# The overrides with which benchmarks/smax_vs_jaxmarl.py measured the 64-wide SMAX Q learners
+# (benchmarks/results/2026-11-25-smax-3m-qmix64-soft-target.md, "soft" arm).
+SMAX_CPU_OVERRIDES = [
+    "run.total_timesteps=999424",
+    "network.embed_dim=64",
+    "network.gru_size=64",
+    "network.encoder_init_gain=1.0",
+    "run.updates_per_chunk=61",
+    "target_update_interval=1",
+    "tau=0.1",
+]
+
+
+@pytest.mark.parametrize("alg", ["qmix", "vdn", "iql"])
+@pytest.mark.parametrize("scenario", ["3m", "2s3z"])
+def test_smax_q_cpu_presets_are_the_measured_64_wide_settings(alg, scenario):
+    """configs/<alg>/HeuristicEnemySMAX_<scenario>_cpu is the full preset with exactly the
+    overrides of the measured 64-wide runs, so the numbers quoted for it are its own."""
+    from jaxmarl.baselines.q_learning import QLearningConfig
+    from jaxmarl.config import diff_configs, preset_path
+
+    full = f"HeuristicEnemySMAX_{scenario}"
+    measured = load_config(QLearningConfig, preset_path(alg, full), SMAX_CPU_OVERRIDES)
+    cpu = load_config(QLearningConfig, preset_path(alg, f"{full}_cpu"))
+    assert diff_configs(measured, cpu) == []
+    assert cpu.env.env_kwargs["scenario"] == scenario
+    assert cpu.network.gru_size == 64 and cpu.mixer == {"iql": "none"}.get(alg, alg)

@@ -2,7 +2,8 @@
 
 A GPU session runs JaxMARL's seeds as separate processes (``--first-seed``); the table must
 count them as one run of all the seeds, in seed order, with throughput from each seed's own
-training time. Pure bookkeeping on result dicts: no JAX, no peer venv.
+training time. Pure bookkeeping on result dicts: no peer venv, and no training (the last test
+checks that ``--ours-preset`` of another scenario stops the driver before it trains).
 """
 
 import pytest
@@ -181,3 +182,15 @@ def test_episode_ends_adds_per_episode_infos_and_leaves_the_rest(driver):
         {"episode_end": 0.0, "episode_end_won": 0.0},  # none ended: 0, as ours logs it
     ]
     assert driver._per_episode(rows, "episode_end_won") == [0.5, 0.0]
+
+
+def test_ours_preset_of_another_scenario_is_refused_before_training(driver, tmp_path):
+    import argparse
+
+    args = argparse.Namespace(
+        devices=1, alg="qmix", scenario="3m", steps=4096, ours_override=[],
+        ours_preset="HeuristicEnemySMAX_2s3z_cpu", run_dir=str(tmp_path / "run"),
+    )  # fmt: skip
+    with pytest.raises(SystemExit, match="trains scenario '2s3z', not --scenario '3m'"):
+        driver.run_ours(args)
+    assert not (tmp_path / "run").exists()
