@@ -1,4 +1,5 @@
-"""The example notebook runs top to bottom (what a newcomer tries first)."""
+"""Every example notebook runs top to bottom (what a newcomer tries first) and prints its
+training summary line."""
 
 from pathlib import Path
 
