@@ -146,7 +146,7 @@ def profile(alg: str, preset: str, overrides: list[str], updates: int) -> dict:
         config = load_config(QLearningConfig, preset_path(alg, preset), [*overrides, *extra])
         return config, make_q_learning(config)
 
-    def ms_per_update(learner) -> float:
+    def ms_per_update(learner) -> tuple[float, dict]:
         state = jax.jit(learner.init)(jax.random.key(0))
         chunk = jax.jit(
             lambda s: jax.lax.scan(lambda s, _: learner.update(s), s, None, length=updates),
@@ -194,6 +194,7 @@ def profile(alg: str, preset: str, overrides: list[str], updates: int) -> dict:
         )
     products_ms = sum(r["alone_ms"] for r in rows)
     learn_gflop = (update_flops - rollout_flops) / 1e9
+    rollout_gflop = rollout_flops / 1e9
     return {
         "alg": alg,
         "preset": preset,
@@ -204,6 +205,7 @@ def profile(alg: str, preset: str, overrides: list[str], updates: int) -> dict:
         "learning_ms": learn_ms,
         "update_gflop": update_flops / 1e9,
         "learning_gflop": learn_gflop,
+        "rollout_gflop": rollout_gflop,
         "learning_gflop_per_s": learn_gflop / (learn_ms / 1e3),
         "products_alone_ms": products_ms,
         "while_loops_counted_once": whiles,
