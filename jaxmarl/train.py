@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import difflib
-import importlib
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from jaxmarl.algorithms import Algorithm, algorithms
+from jaxmarl.algorithms import algorithm as find_algorithm
 from jaxmarl.config import (
     ConfigError,
     available_presets,
@@ -42,53 +42,6 @@ from jaxmarl.config import (
 )
 from jaxmarl.training.logging import rows_with_episodes
 
-
-@dataclasses.dataclass(frozen=True)
-class Algorithm:
-    """How to build one learner from the command line."""
-
-    module: str
-    config_class: str
-    make: str
-    fixed: tuple[str, ...] = ()  # overrides that define the algorithm
-
-    def load(self):
-        module = importlib.import_module(self.module)
-        return getattr(module, self.config_class), getattr(module, self.make)
-
-
-def _q_learner(*fixed: str) -> Algorithm:
-    """IQL, VDN and QMIX: one Q-learning learner, told apart by its mixer."""
-    return Algorithm("jaxmarl.baselines.q_learning", "QLearningConfig", "make_q_learning", fixed)
-
-
-ALGORITHMS = {
-    "ippo": Algorithm("jaxmarl.baselines.ppo", "PPOConfig", "make_ppo", ("critic=local",)),
-    "mappo": Algorithm("jaxmarl.baselines.ppo", "PPOConfig", "make_ppo", ("critic=centralised",)),
-    "iql": _q_learner("mixer=none"),
-    "vdn": _q_learner("mixer=vdn"),
-    "qmix": _q_learner("mixer=qmix"),
-    "pqn_vdn": Algorithm("jaxmarl.baselines.pqn", "PQNConfig", "make_pqn", ("mixer=vdn",)),
-    # Multi-task learners with shared decision layers (tasks=[...], init_decision_from=...).
-    "mtapn_vdn": Algorithm(
-        "jaxmarl.baselines.multitask", "MTAPNConfig", "make_mtapn", ("mixer=vdn",)
-    ),
-    "mtapn_qmix": Algorithm(
-        "jaxmarl.baselines.multitask", "MTAPNConfig", "make_mtapn", ("mixer=qmix",)
-    ),
-    "mt_ippo": Algorithm(
-        "jaxmarl.baselines.multitask",
-        "MultiTaskPPOConfig",
-        "make_multitask_ppo",
-        ("critic=local",),
-    ),
-    "mt_mappo": Algorithm(
-        "jaxmarl.baselines.multitask",
-        "MultiTaskPPOConfig",
-        "make_multitask_ppo",
-        ("critic=centralised",),
-    ),
-}
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
 
@@ -139,7 +92,7 @@ def parse(argv: Sequence[str]) -> Command:
 
     alg = special.get("alg", DEFAULT_ALG)
     algorithm = _algorithm(alg)
-    config_cls, _ = algorithm.load()
+    config_cls = algorithm.config_class
     env_id = special.get("env")
     preset = _preset(alg, special.get("preset"), env_id or DEFAULT_ENV)
     all_overrides = list(algorithm.fixed) + overrides
@@ -166,7 +119,7 @@ def _resume_command(run_dir, special, overrides, show_progress) -> Command:
     alg = json.loads(info_path.read_text())["alg"]
     if special.get("alg", alg) != alg:
         raise UsageError(f"{run_dir} was trained with alg={alg}, not alg={special['alg']}")
-    config_cls, _ = _algorithm(alg).load()
+    config_cls = _algorithm(alg).config_class
     saved = config_from_file(config_cls, run_dir / "config.yaml")
     if overrides or "env" in special:
         extra = [f"env.env_id={special['env']}"] if "env" in special else []
@@ -193,11 +146,10 @@ def _env_label(config, sep: str = ", ", detailed: bool = False) -> str:
 
 
 def _algorithm(alg: str) -> Algorithm:
-    if alg not in ALGORITHMS:
-        close = difflib.get_close_matches(alg, list(ALGORITHMS), n=2, cutoff=0.4)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise UsageError(f"unknown algorithm alg={alg!r}{hint} (choose from {list(ALGORITHMS)})")
-    return ALGORITHMS[alg]
+    try:
+        return find_algorithm(alg)
+    except KeyError as error:
+        raise UsageError(error.args[0]) from None
 
 
 def _preset(alg: str, preset: str | None, env_id: str) -> Path | None:
@@ -215,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__)
         return 0
     if argv and argv[0] == "--list":
-        print("algorithms:", ", ".join(ALGORITHMS))
+        print("algorithms:", ", ".join(sorted(algorithms())))
         print("presets:", ", ".join(available_presets()) or "(none)")
         return 0
     try:
@@ -231,7 +183,7 @@ def execute(command: Command) -> int:
     from jaxmarl.training.loop import run
 
     config, run_dir = command.config, command.run_dir
-    _, make = _algorithm(command.alg).load()
+    algorithm = _algorithm(command.alg)
     try:
         use_devices(config.run.devices)  # before anything runs on JAX's backend
     except ValueError as error:
@@ -240,7 +192,7 @@ def execute(command: Command) -> int:
     # Built before anything is written: what only the env can tell (e.g. Q-learning needs
     # discrete actions) fails without leaving a half-made run directory behind.
     try:
-        learner = make(config)
+        learner = algorithm.make(config)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -271,21 +223,12 @@ def execute(command: Command) -> int:
         gif=settings.gif,
         logger_config=config_to_dict(config),
     )
-    _save_decision_layers(config, result)
+    if algorithm.after_run is not None:
+        path = algorithm.after_run(result)
+        if path is not None:
+            print(f"decision layers (seed 0) -> {path}")
     _summarise(command, result, learner)
     return 0
-
-
-def _save_decision_layers(config, result) -> None:
-    """Multi-task learners: seed 0's shared decision layers, for ``init_decision_from``."""
-    from jaxmarl.training.multitask import DECISION_DIR, MultiTaskFields, save_decision_layers
-
-    if isinstance(config, MultiTaskFields) and "decision" in result.state.params:
-        import jax
-
-        decision = jax.tree.map(lambda x: x[0], result.state.params["decision"])
-        path = save_decision_layers(result.run_dir / DECISION_DIR, decision, overwrite=True)
-        print(f"decision layers (seed 0) -> {path}")
 
 
 def _summarise(command, result, learner) -> None:

@@ -2,9 +2,10 @@
 
 import pytest
 
+from jaxmarl.algorithms import algorithms
+from jaxmarl.baselines.multitask.tasks import MultiTaskFields
 from jaxmarl.config import ConfigError, available_presets, load_config
-from jaxmarl.train import ALGORITHMS, parse
-from jaxmarl.training.multitask import MultiTaskFields
+from jaxmarl.train import parse
 from tests.benchmark_scripts import load_benchmark_script
 
 PRESETS = [name.split("/", 1) for name in available_presets()]
@@ -20,11 +21,10 @@ def test_presets_exist_for_every_mpe_scenario_for_ippo_and_mappo():
 
 @pytest.mark.parametrize(("alg", "name"), PRESETS, ids=["/".join(p) for p in PRESETS])
 def test_preset_parses_and_builds_its_learner(alg, name):
-    if alg not in ALGORITHMS:
-        pytest.fail(f"configs/{alg}/ has presets but no algorithm {alg!r} in jaxmarl.train")
+    if alg not in algorithms():
+        pytest.fail(f"configs/{alg}/ has presets but no registered algorithm {alg!r}")
     command = parse([f"alg={alg}", f"preset={name}", "--no-progress"])
-    _, make = ALGORITHMS[alg].load()
-    learner = make(command.config)
+    learner = algorithms()[alg].make(command.config)
     assert learner.num_updates >= 1
     if isinstance(command.config, MultiTaskFields):
         # Multi-task presets are named after their env family and tasks (MPE_spread_3_4_5,

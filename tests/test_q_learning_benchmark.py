@@ -3,8 +3,8 @@ of JaxMARL's logged training returns. The runs themselves need the peer venv and
 
 import pytest
 
+from jaxmarl.algorithms import algorithm
 from jaxmarl.config import load_config, preset_path
-from jaxmarl.train import ALGORITHMS
 from tests.benchmark_scripts import BENCHMARKS, load_benchmark_script
 
 
@@ -18,7 +18,7 @@ def bench(monkeypatch):
 def test_steps_per_update_match_our_presets(bench, alg):
     # The driver floors --steps to whole updates of this size and passes the product as
     # run.total_timesteps; a preset that drifted from it would train a different budget.
-    config_cls, _ = ALGORITHMS[alg].load()
+    config_cls = algorithm(alg).config_class
     config = load_config(config_cls, preset_path(alg, "MPE_simple_spread_v3"))
     pairing = bench.PAIRINGS[alg]
 

@@ -30,7 +30,7 @@ Parameters (one task)::
     {"encoder": ..., "trunk": ..., "candidate": ..., "decision": {"trunk", "head"}, "mixer": ...}
 
 ``QNetwork``'s interface (``init``, ``initial_carry``, ``q_values``, ``q_values_after``, ``mix``)
-is kept, so the Q-learning core (``jaxmarl.training.q_learning``: ``q_policies``, ``td_loss``)
+is kept, so the Q-learning core (``jaxmarl.baselines.q_learning``: ``q_policies``, ``td_loss``)
 works unchanged.
 """
 

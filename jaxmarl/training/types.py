@@ -78,3 +78,22 @@ class Runner:
     first: jax.Array
     policy_carry: Any
     key: jax.Array
+
+
+@struct.dataclass
+class TrainState:
+    """What an on-policy learner (PPO, PQN) carries between updates (checkpointed whole).
+
+    Attributes:
+        params: network parameters.
+        opt_state: optax state.
+        runner: env states, observations, recurrent carries, rollout key.
+        key: key for minibatch shuffling.
+        update: ``[]`` int32, updates done.
+    """
+
+    params: Any
+    opt_state: Any
+    runner: Runner
+    key: jax.Array
+    update: jax.Array

@@ -6,14 +6,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmarl.algorithms import algorithm
 from jaxmarl.baselines.multitask import (
     MTAPNConfig,
     MultiTaskPPOConfig,
     build_mtapn,
     build_multitask_ppo,
 )
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-from jaxmarl.training.multitask import (
+from jaxmarl.baselines.multitask.tasks import (
     load_decision_layers,
     parse_task,
     save_decision_layers,
@@ -21,6 +21,7 @@ from jaxmarl.training.multitask import (
     task_weights,
     update_failure,
 )
+from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 
 SPREAD = "MPE_simple_spread_v3"
 TWO_TASKS = (f"{SPREAD}:num_agents=2:num_landmarks=2", f"{SPREAD}:num_agents=3:num_landmarks=3")
@@ -225,7 +226,7 @@ def test_command_line_tasks_and_transfer_keys(tmp_path):
     # The end of a CLI run saves seed 0's decision layers into the run directory ...
     decision = {"trunk": {"Dense_0": {"kernel": jnp.arange(6.0).reshape(2, 1, 3)}}}
     result = SimpleNamespace(state=SimpleNamespace(params={"decision": decision}), run_dir=tmp_path)
-    train._save_decision_layers(command.config, result)
+    algorithm("mtapn_qmix").after_run(result)
     saved = load_decision_layers(tmp_path)
     np.testing.assert_array_equal(saved["trunk"]["Dense_0"]["kernel"], jnp.arange(3.0)[None])
     # ... and init_decision_from=RUN_DIR checks them against the new task before compiling.

@@ -14,10 +14,10 @@ from jaxmarl.baselines.multitask import (
     build_mtapn,
     build_multitask_ppo,
 )
+from jaxmarl.baselines.multitask.tasks import evaluate_every_task
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 from jaxmarl.training.learner import evaluate
 from jaxmarl.training.loop import run
-from jaxmarl.training.multitask import evaluate_every_task
 
 SPREAD = "MPE_simple_spread_v3"
 TWO_TASKS = (f"{SPREAD}:num_agents=2:num_landmarks=2", f"{SPREAD}:num_agents=3:num_landmarks=3")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxmarl import train
-from jaxmarl.baselines.pqn import PQNConfig, make_pqn, make_train
+from jaxmarl.baselines.q_learning import PQNConfig, make_pqn, make_train
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
 from jaxmarl.training.logging import read_jsonl
 

@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmarl.training.q_learning import QSequence, truncation_slots
+from jaxmarl.baselines.q_learning.td_loss import QSequence, truncation_slots
 from jaxmarl.training.rollout import reset_runner, rollout, step_inputs
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 from tests.toy_envs import CounterEnv

@@ -6,6 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmarl.baselines.q_learning.acting import epsilon_greedy, greedy_actions
+from jaxmarl.baselines.q_learning.config import QCommonConfig
+from jaxmarl.baselines.q_learning.td_loss import QSequence, stale_steps, td_loss
 from jaxmarl.networks import (
     GRUTrunk,
     MLPEncoder,
@@ -17,14 +20,6 @@ from jaxmarl.networks import (
 )
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.training import targets
-from jaxmarl.training.q_learning import (
-    QCommonConfig,
-    QSequence,
-    epsilon_greedy,
-    greedy_actions,
-    stale_steps,
-    td_loss,
-)
 from jaxmarl.training.types import StepInput
 
 

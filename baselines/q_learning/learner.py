@@ -15,8 +15,8 @@
 4. every ``target_update_interval`` updates move the target network towards the online one
    (``tau = 1``: hard copy; ``tau < 1``: soft/Polyak).
 
-Everything shared with PQN (acting, loss, network, config checks) is in
-``jaxmarl.training.q_learning``; this file adds the buffer and the target network.
+Everything shared with PQN is in this package's ``acting``, ``config``, ``network`` and
+``td_loss`` modules; this file adds the buffer and the target network.
 """
 
 from __future__ import annotations
@@ -30,19 +30,13 @@ import optax
 from flax import struct
 
 import jaxmarl
+from jaxmarl.baselines.q_learning.acting import q_policies
+from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
+from jaxmarl.baselines.q_learning.network import build_q_network
+from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
 from jaxmarl.training import replay
 from jaxmarl.training.config import require, require_positive
-from jaxmarl.training.learner import Learner, make_train_from
-from jaxmarl.training.q_learning import (
-    QCommonConfig,
-    QSequence,
-    build_q_network,
-    epsilon_schedule,
-    make_optimiser,
-    q_policies,
-    td_loss,
-    truncation_slots,
-)
+from jaxmarl.training.learner import Learner
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import Runner
@@ -251,8 +245,3 @@ def make_q_learning(config: QLearningConfig) -> Learner:
         initial_carry=network.initial_carry,
         env_steps_per_update=config.steps_per_update,
     )
-
-
-def make_train(config: QLearningConfig):
-    """``train(key) -> (final QTrainState, metrics [num_updates])``: pure, ``vmap``-able."""
-    return make_train_from(make_q_learning(config))

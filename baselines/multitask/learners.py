@@ -3,7 +3,7 @@
 K tasks (env ids or scenarios, each with its own vmapped env batch, observation size, action
 count and agent count) train in one jitted update: each task keeps its own perception (and
 heads / mixer), all share one set of decision layers, and the per-task losses are summed
-(weighted: ``task_weighting``) into one gradient (``jaxmarl.training.multitask``).
+(weighted: ``task_weighting``) into one gradient (``jaxmarl.baselines.multitask.tasks``).
 
 * ``make_mtapn`` (``alg=mtapn_vdn|mtapn_qmix``): the value-based form of Wang et al. (2023):
   per-task perception with candidate actions, a decision MLP shared by all tasks giving one Q
@@ -33,15 +33,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from jaxmarl.baselines.ppo import PPOConfig, build_network, ppo_parts
-from jaxmarl.baselines.pqn import PQNConfig
-from jaxmarl.networks import MLPTrunk, ValueHead, encoder_from_config
-from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
-from jaxmarl.networks.trunks import trunk_from_config
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
-from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
-from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.multitask import (
+from jaxmarl.baselines.multitask.tasks import (
     MultiTaskFields,
     MultiTaskState,
     TaskFns,
@@ -54,14 +46,18 @@ from jaxmarl.training.multitask import (
     split_params,
     task_view,
 )
-from jaxmarl.training.q_learning import (
-    QSequence,
-    build_mixer,
-    epsilon_schedule,
-    q_policies,
-    td_loss,
-    truncation_slots,
-)
+from jaxmarl.baselines.ppo import PPOConfig, build_network, ppo_parts
+from jaxmarl.baselines.q_learning import PQNConfig
+from jaxmarl.baselines.q_learning.acting import q_policies
+from jaxmarl.baselines.q_learning.config import epsilon_schedule
+from jaxmarl.baselines.q_learning.network import build_mixer
+from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
+from jaxmarl.networks import MLPTrunk, ValueHead, encoder_from_config
+from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
+from jaxmarl.networks.trunks import trunk_from_config
+from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
+from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
+from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.training.sgd import learning_rate
 from jaxmarl.wrappers import AgentBatch, LogWrapper

@@ -6,7 +6,7 @@ stable, so PQN learns from each rollout right away: ``num_steps`` epsilon-greedy
 then ``num_epochs`` passes of ``num_minibatches`` minibatches of whole env sequences, exactly
 like PPO's optimisation loop (``sgd_epochs``, ``sequence_minibatches``).
 
-Everything else is the Q-learning core of ``jaxmarl.training.q_learning`` (network, mixer,
+Everything else is the Q-learning core of ``jaxmarl.baselines.q_learning`` (network, mixer,
 masked epsilon-greedy, ``td_loss`` with ``target_params=None``); ``alg=pqn_vdn`` fixes
 ``mixer=vdn`` (``mixer=none`` gives independent PQN, ``qmix`` a monotonic mixer).
 """
@@ -19,22 +19,16 @@ import jax
 import jax.numpy as jnp
 
 import jaxmarl
-from jaxmarl.baselines.ppo import TrainState
+from jaxmarl.baselines.q_learning.acting import q_policies
+from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
+from jaxmarl.baselines.q_learning.network import build_q_network
+from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
-from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training.learner import Learner
 from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.q_learning import (
-    QCommonConfig,
-    QSequence,
-    build_q_network,
-    epsilon_schedule,
-    make_optimiser,
-    q_policies,
-    td_loss,
-    truncation_slots,
-)
 from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
 from jaxmarl.training.sgd import sgd_epochs
+from jaxmarl.training.types import TrainState
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
 
@@ -165,8 +159,3 @@ def make_pqn(config: PQNConfig) -> Learner:
         initial_carry=network.initial_carry,
         env_steps_per_update=config.steps_per_update,
     )
-
-
-def make_train(config: PQNConfig):
-    """``train(key) -> (final TrainState, metrics [num_updates])``: pure, ``vmap``-able."""
-    return make_train_from(make_pqn(config))

@@ -1,15 +1,9 @@
-"""The Q-learning core shared by IQL, VDN, QMIX (replay) and PQN (no replay).
+"""The TD loss every Q learner composes, and the sequences it reads.
 
-Pieces, each a pure function:
-
-* ``greedy_actions`` / ``epsilon_greedy``: action selection with available-action masks (the
-  random branch draws only among available actions too);
 * ``QSequence``: ``T`` transitions of ``B`` envs plus the observation after them and the
   recurrent state before them -- what a replay buffer stores and what the loss reads;
 * ``td_loss``: agent Q-values over a sequence -> mixer -> n-step or TD(lambda) targets from a
-  target network (optionally double Q) -> mean squared TD error;
-* ``QCommonConfig``: the hyperparameters every Q learner has (exploration, optimiser, targets,
-  mixer), validated before anything is traced; ``make_optimiser``, ``epsilon_schedule``.
+  target network (optionally double Q) -> mean squared TD error.
 
 Time limits. With ``bootstrap_truncation`` (the default), an episode cut by the env's time
 limit bootstraps from the value of its real last observation, read one step on from the
@@ -26,235 +20,20 @@ the last step of an episode bootstrap from the first observation of the next one
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-import optax
 from flax import struct
 
-from jaxmarl.networks import QHead, encoder_from_config
-from jaxmarl.networks.mixers import MIXERS, TEAM_REWARDS, make_mixer, team_reward
+from jaxmarl.baselines.q_learning.acting import greedy_actions
+from jaxmarl.baselines.q_learning.config import QCommonConfig
+from jaxmarl.networks.mixers import team_reward
 from jaxmarl.networks.q_network import QNetwork
-from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training import targets
-from jaxmarl.training.config import (
-    EnvConfig,
-    NetworkConfig,
-    RolloutUpdates,
-    RunConfig,
-    require,
-    require_positive,
-)
-from jaxmarl.training.sgd import learning_rate
 from jaxmarl.training.types import StepInput, Transition
-from jaxmarl.wrappers.agent_batch import AgentBatch
-
-RETURNS = ("n_step", "lambda")
-OPTIMISERS = ("adam", "radam")
 
 
-# --------------------------------------------------------------------------- acting
-def masked_q(q: jax.Array, avail: jax.Array) -> jax.Array:
-    """Unavailable actions get the smallest finite value (``[..., n]``)."""
-    return jnp.where(avail, q, jnp.finfo(q.dtype).min)
-
-
-def greedy_actions(q: jax.Array, avail: jax.Array) -> jax.Array:
-    """``argmax`` over available actions: ``[..., n] -> [...]`` int32 (0 if none is available)."""
-    return jnp.argmax(masked_q(q, avail), axis=-1).astype(jnp.int32)
-
-
-def epsilon_greedy(key: jax.Array, q: jax.Array, avail: jax.Array, epsilon: jax.Array) -> jax.Array:
-    """With probability ``epsilon`` a uniformly random *available* action, else the greedy one.
-
-    Args:
-        key: PRNG key (split here for the coin and the random action).
-        q: ``[..., n]`` Q-values.
-        avail: ``[..., n]`` bool available actions.
-        epsilon: ``[]`` exploration rate.
-
-    Returns:
-        ``[...]`` int32 actions, always available where any action is.
-    """
-    coin_key, action_key = jax.random.split(key)
-    uniform_logits = masked_q(jnp.zeros_like(q), avail)
-    random = jax.random.categorical(action_key, uniform_logits, axis=-1).astype(jnp.int32)
-    explore = jax.random.uniform(coin_key, q.shape[:-1]) < epsilon
-    return jnp.where(explore, random, greedy_actions(q, avail))
-
-
-def q_policies(network: QNetwork):
-    """``(policy_fn, greedy_policy)`` of a Q-network for ``rollout`` and ``Learner``.
-
-    ``policy_fn((params, epsilon), carry, inputs, key)`` acts epsilon-greedily (``rollout``
-    passes its ``params`` argument through, so the epsilon of the current update travels with
-    the parameters); ``greedy_policy(params, carry, inputs)`` acts greedily (evaluation).
-    """
-
-    def q_values(params, carry, inputs: StepInput):
-        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
-        return carry, q[0]
-
-    def policy_fn(params_and_epsilon, carry, inputs: StepInput, key):
-        params, epsilon = params_and_epsilon
-        carry, q = q_values(params, carry, inputs)
-        return carry, epsilon_greedy(key, q, inputs.avail_actions, epsilon), {}
-
-    def greedy_policy(params, carry, inputs: StepInput):
-        carry, q = q_values(params, carry, inputs)
-        return carry, greedy_actions(q, inputs.avail_actions)
-
-    return policy_fn, greedy_policy
-
-
-# --------------------------------------------------------------------------- config
-def q_network_defaults() -> NetworkConfig:
-    """JaxMARL's Q-learning agent: ReLU dense 64 -> GRU 64 -> Q head, one-hot agent ids, the
-    dense layer initialised orthogonally with gain 1 (not the sqrt(2) of the PPO bodies)."""
-    return NetworkConfig(
-        encoder_sizes=(),
-        embed_dim=64,
-        encoder_init_gain=1.0,
-        trunk="gru",
-        gru_size=64,
-        activation="relu",
-        agent_id=True,
-    )
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class QCommonConfig(RolloutUpdates):
-    """Hyperparameters shared by every Q learner (see ``baselines/q_learning.py``, ``pqn.py``).
-
-    Attributes:
-        env, network, run: shared sections (``jaxmarl.training.config``).
-        mixer: ``"none"`` (IQL), ``"vdn"`` or ``"qmix"``.
-        mixer_embed_dim, mixer_hypernet_hidden_dim, mixer_init_scale: QMIX mixing network.
-        num_steps: rollout length ``T`` per update (also the stored sequence length).
-        lr: learning rate; ``anneal_lr`` decays it linearly to 0 over training.
-        optimiser: ``"radam"`` (JaxMARL's choice) or ``"adam"``.
-        max_grad_norm: global gradient-norm clip.
-        gamma: discount.
-        returns: ``"n_step"`` (with ``n_step``) or ``"lambda"`` (TD(lambda), ``td_lambda``).
-        eps_start, eps_finish: epsilon-greedy exploration, linear from start to finish ...
-        eps_decay: ... over this fraction of the updates, then constant.
-        reward_scale: rewards are multiplied by this in the TD targets (JaxMARL's SMAX configs
-            use 10, "the original scale of SMAC"); logged returns stay unscaled.
-        team_reward: how VDN and QMIX make the team reward they regress from the agents'
-            rewards: ``"sum"`` (MPE, where each agent's reward differs) or ``"mean"`` (envs
-            with one shared reward per step, such as SMAX, where a sum would count it once per
-            agent). IQL learns each agent's own reward either way.
-        bootstrap_truncation: value time-limited episodes' real last observation instead of
-            counting the time limit as a termination (see the module docstring).
-    """
-
-    env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
-    network: NetworkConfig = dataclasses.field(default_factory=q_network_defaults)
-    run: RunConfig = dataclasses.field(default_factory=lambda: RunConfig(total_timesteps=2_000_000))
-    mixer: str = "qmix"
-    mixer_embed_dim: int = 32
-    mixer_hypernet_hidden_dim: int = 128
-    mixer_init_scale: float = 1e-3
-    num_steps: int = 25
-    lr: float = 5e-3
-    anneal_lr: bool = True
-    optimiser: str = "radam"
-    max_grad_norm: float = 25.0
-    gamma: float = 0.9
-    returns: str = "n_step"
-    n_step: int = 1
-    td_lambda: float = 0.9
-    eps_start: float = 1.0
-    eps_finish: float = 0.05
-    eps_decay: float = 0.1
-    reward_scale: float = 1.0
-    team_reward: str = "sum"
-    bootstrap_truncation: bool = True
-
-    def __post_init__(self):
-        require(self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}")
-        require(self.returns in RETURNS, f"returns must be one of {RETURNS}, got {self.returns!r}")
-        require(
-            self.team_reward in TEAM_REWARDS,
-            f"team_reward must be one of {TEAM_REWARDS}, got {self.team_reward!r}",
-        )
-        require(
-            self.optimiser in OPTIMISERS,
-            f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}",
-        )
-        require_positive(
-            "q_learning",
-            num_steps=self.num_steps,
-            lr=self.lr,
-            max_grad_norm=self.max_grad_norm,
-            n_step=self.n_step,
-            mixer_embed_dim=self.mixer_embed_dim,
-            mixer_hypernet_hidden_dim=self.mixer_hypernet_hidden_dim,
-            mixer_init_scale=self.mixer_init_scale,
-            reward_scale=self.reward_scale,
-        )
-        require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
-        require(0.0 <= self.td_lambda <= 1.0, f"td_lambda must be in [0, 1], got {self.td_lambda}")
-        require(
-            self.n_step <= self.num_steps,
-            f"n_step={self.n_step} is longer than the stored sequences (num_steps="
-            f"{self.num_steps}); choose n_step <= num_steps",
-        )
-        for name in ("eps_start", "eps_finish"):
-            value = getattr(self, name)
-            require(0.0 <= value <= 1.0, f"{name} must be in [0, 1], got {value}")
-        require(0.0 < self.eps_decay <= 1.0, f"eps_decay must be in (0, 1], got {self.eps_decay}")
-
-
-def epsilon_schedule(config: QCommonConfig, num_updates: int) -> optax.Schedule:
-    """``update -> epsilon``: linear over ``eps_decay * num_updates`` updates, then flat."""
-    return optax.linear_schedule(
-        config.eps_start, config.eps_finish, max(1, int(config.eps_decay * num_updates))
-    )
-
-
-def make_optimiser(config: QCommonConfig, optimiser_steps: int) -> optax.GradientTransformation:
-    """Gradient clipping then (R)Adam, with the learning rate annealed to 0 if asked."""
-    lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
-    step = optax.radam(lr) if config.optimiser == "radam" else optax.adam(lr)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
-
-
-def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
-    """Encoder -> trunk (GRU or MLP) -> Q head, plus the configured mixer.
-
-    Raises:
-        ValueError: the env's actions are not discrete.
-    """
-    if not batch.discrete:
-        raise ValueError(
-            f"Q-learning needs discrete actions, but {config.env.env_id} has continuous ones; "
-            f"use alg=ippo or alg=mappo, or the env's discrete action variant"
-        )
-    net = config.network
-    trunk = trunk_from_config(net)
-    return QNetwork(
-        encoder=encoder_from_config(net),
-        trunk=trunk,
-        head=QHead(batch.num_actions),
-        mixer=build_mixer(config),
-        num_agents=batch.num_agents,
-    )
-
-
-def build_mixer(config: QCommonConfig):
-    """The configured mixer (``mixer`` and the ``mixer_*`` fields)."""
-    return make_mixer(
-        config.mixer,
-        config.mixer_embed_dim,
-        config.mixer_hypernet_hidden_dim,
-        config.mixer_init_scale,
-    )
-
-
-# --------------------------------------------------------------------------- learning
 @struct.dataclass
 class QSequence:
     """``T`` transitions of ``B`` envs, time-major (what the loss and the buffer hold).

@@ -1,0 +1,103 @@
+"""PPO's config: IPPO (local critic) or MAPPO (centralised critic)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from jaxmarl.training.config import (
+    EnvConfig,
+    NetworkConfig,
+    RolloutUpdates,
+    RunConfig,
+    require,
+    require_positive,
+)
+
+CRITICS = ("local", "centralised")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PPOConfig(RolloutUpdates):
+    """IPPO (``critic="local"``) or MAPPO (``critic="centralised"``).
+
+    Attributes:
+        env, network, run: shared sections (``jaxmarl.training.config``).
+        critic: ``"local"`` reads each agent's observation; ``"centralised"`` reads the env's
+            world state plus (``critic_agent_id``) a one-hot agent id.
+        critic_agent_id: give the centralised critic the agent id. Without it the critic is
+            one value per env, computed once per env instead of once per agent.
+        num_steps: rollout length ``T`` per update.
+        lr: Adam learning rate; ``anneal_lr`` decays it linearly to 0 over training.
+        gamma, gae_lambda: discount and GAE lambda.
+        clip_eps: PPO ratio clip; also the value clip when ``clip_value``.
+        ent_coef, vf_coef: entropy bonus and value-loss weights.
+        max_grad_norm: global gradient-norm clip.
+        separate_grad_clip: clip the actor's and the critic's gradients to ``max_grad_norm``
+            each, as JaxMARL's MAPPO scripts do by training them with two optimisers. False
+            clips their joint norm (one optimiser, as JaxMARL's IPPO), so a large value-loss
+            gradient also shrinks the policy's step. Adam itself is per parameter either way.
+        update_epochs: passes over each rollout.
+        num_minibatches: minibatches per epoch (over envs x agents; sequences stay whole
+            for recurrent networks).
+        normalize_advantages: per-minibatch advantage normalisation.
+        bootstrap_truncation: value truncated episodes' last observation (see module doc).
+    """
+
+    env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
+    network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+    run: RunConfig = dataclasses.field(default_factory=RunConfig)
+    critic: str = "local"
+    critic_agent_id: bool = True
+    num_steps: int = 128
+    lr: float = 2.5e-4
+    anneal_lr: bool = True
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_eps: float = 0.2
+    clip_value: bool = True
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    separate_grad_clip: bool = False
+    update_epochs: int = 4
+    num_minibatches: int = 4
+    normalize_advantages: bool = True
+    bootstrap_truncation: bool = True
+
+    def __post_init__(self):
+        require(self.critic in CRITICS, f"critic must be one of {CRITICS}, got {self.critic!r}")
+        require(
+            self.critic == "centralised" or self.critic_agent_id,
+            "critic_agent_id=false needs critic=centralised (a local critic reads each agent's "
+            "own observation; use network.agent_id to add ids to it)",
+        )
+        require_positive(
+            "ppo",
+            num_steps=self.num_steps,
+            lr=self.lr,
+            update_epochs=self.update_epochs,
+            num_minibatches=self.num_minibatches,
+            max_grad_norm=self.max_grad_norm,
+        )
+        require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
+        require(
+            0.0 <= self.gae_lambda <= 1.0, f"gae_lambda must be in [0, 1], got {self.gae_lambda}"
+        )
+        require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
+        require(self.ent_coef >= 0 and self.vf_coef >= 0, "ent_coef and vf_coef must be >= 0")
+        self.num_updates  # noqa: B018 -- validates the run length
+        if self.network.recurrent:
+            sequences = self.env.num_envs  # times agents, which is only known with the env
+            require(
+                sequences % self.num_minibatches == 0,
+                f"env.num_envs={self.env.num_envs} is not divisible by "
+                f"num_minibatches={self.num_minibatches} (recurrent minibatches split whole "
+                f"env sequences); choose num_minibatches dividing {self.env.num_envs}",
+            )
+        else:
+            samples = self.env.num_envs * self.num_steps
+            require(
+                samples % self.num_minibatches == 0,
+                f"env.num_envs * num_steps = {samples} is not divisible by "
+                f"num_minibatches={self.num_minibatches}",
+            )

@@ -1,0 +1,62 @@
+"""Acting with Q-values: greedy and epsilon-greedy over available actions."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.training.types import StepInput
+
+
+def masked_q(q: jax.Array, avail: jax.Array) -> jax.Array:
+    """Unavailable actions get the smallest finite value (``[..., n]``)."""
+    return jnp.where(avail, q, jnp.finfo(q.dtype).min)
+
+
+def greedy_actions(q: jax.Array, avail: jax.Array) -> jax.Array:
+    """``argmax`` over available actions: ``[..., n] -> [...]`` int32 (0 if none is available)."""
+    return jnp.argmax(masked_q(q, avail), axis=-1).astype(jnp.int32)
+
+
+def epsilon_greedy(key: jax.Array, q: jax.Array, avail: jax.Array, epsilon: jax.Array) -> jax.Array:
+    """With probability ``epsilon`` a uniformly random *available* action, else the greedy one.
+
+    Args:
+        key: PRNG key (split here for the coin and the random action).
+        q: ``[..., n]`` Q-values.
+        avail: ``[..., n]`` bool available actions.
+        epsilon: ``[]`` exploration rate.
+
+    Returns:
+        ``[...]`` int32 actions, always available where any action is.
+    """
+    coin_key, action_key = jax.random.split(key)
+    uniform_logits = masked_q(jnp.zeros_like(q), avail)
+    random = jax.random.categorical(action_key, uniform_logits, axis=-1).astype(jnp.int32)
+    explore = jax.random.uniform(coin_key, q.shape[:-1]) < epsilon
+    return jnp.where(explore, random, greedy_actions(q, avail))
+
+
+def q_policies(network: QNetwork):
+    """``(policy_fn, greedy_policy)`` of a Q-network for ``rollout`` and ``Learner``.
+
+    ``policy_fn((params, epsilon), carry, inputs, key)`` acts epsilon-greedily (``rollout``
+    passes its ``params`` argument through, so the epsilon of the current update travels with
+    the parameters); ``greedy_policy(params, carry, inputs)`` acts greedily (evaluation).
+    """
+
+    def q_values(params, carry, inputs: StepInput):
+        carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
+        return carry, q[0]
+
+    def policy_fn(params_and_epsilon, carry, inputs: StepInput, key):
+        params, epsilon = params_and_epsilon
+        carry, q = q_values(params, carry, inputs)
+        return carry, epsilon_greedy(key, q, inputs.avail_actions, epsilon), {}
+
+    def greedy_policy(params, carry, inputs: StepInput):
+        carry, q = q_values(params, carry, inputs)
+        return carry, greedy_actions(q, inputs.avail_actions)
+
+    return policy_fn, greedy_policy

@@ -1,0 +1,42 @@
+"""The agents' Q-network and its mixer, built from a Q-learning config."""
+
+from __future__ import annotations
+
+from jaxmarl.baselines.q_learning.config import QCommonConfig
+from jaxmarl.networks import QHead, encoder_from_config
+from jaxmarl.networks.mixers import make_mixer
+from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.networks.trunks import trunk_from_config
+from jaxmarl.wrappers.agent_batch import AgentBatch
+
+
+def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
+    """Encoder -> trunk (GRU or MLP) -> Q head, plus the configured mixer.
+
+    Raises:
+        ValueError: the env's actions are not discrete.
+    """
+    if not batch.discrete:
+        raise ValueError(
+            f"Q-learning needs discrete actions, but {config.env.env_id} has continuous ones; "
+            f"use alg=ippo or alg=mappo, or the env's discrete action variant"
+        )
+    net = config.network
+    trunk = trunk_from_config(net)
+    return QNetwork(
+        encoder=encoder_from_config(net),
+        trunk=trunk,
+        head=QHead(batch.num_actions),
+        mixer=build_mixer(config),
+        num_agents=batch.num_agents,
+    )
+
+
+def build_mixer(config: QCommonConfig):
+    """The configured mixer (``mixer`` and the ``mixer_*`` fields)."""
+    return make_mixer(
+        config.mixer,
+        config.mixer_embed_dim,
+        config.mixer_hypernet_hidden_dim,
+        config.mixer_init_scale,
+    )
