@@ -192,18 +192,16 @@ def run_ours(args) -> dict:
     spy = _ClockSpy()
     loop.time = spy  # see _ClockSpy
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    result = loop.run(
-        learner,
-        run_dir,
+    run_config = dataclasses.replace(
+        config.run,
         seed=args.seed,
         num_seeds=args.seeds,
         devices=args.devices,
         updates_per_chunk=per_chunk,
         checkpoint_every=0,
         eval_every=eval_every,
-        eval_episodes=config.run.eval_episodes,
-        show_progress=False,
     )
+    result = loop.run(learner, run_config, run_dir, show_progress=False)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     loop.time = time
     # The config as run, with the seeds it ran (seed_ablation.py pairs seeds by run.seed).

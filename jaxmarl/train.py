@@ -209,18 +209,10 @@ def execute(command: Command) -> int:
     )
     result = run(
         learner,
+        settings,
         run_dir,
-        seed=settings.seed,
-        num_seeds=settings.num_seeds,
-        devices=settings.devices,
-        updates_per_chunk=settings.updates_per_chunk,
-        checkpoint_every=settings.checkpoint_every,
-        eval_every=settings.eval_every,
-        eval_episodes=settings.eval_episodes,
-        loggers=settings.loggers,
         resume=command.resume,
         show_progress=command.show_progress,
-        gif=settings.gif,
         logger_config=config_to_dict(config),
     )
     if algorithm.after_run is not None:

@@ -58,7 +58,7 @@ from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
 from jaxmarl.training.sgd import learning_rate
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
@@ -135,18 +135,17 @@ def _make_step(config) -> Callable[[Any], optax.GradientTransformation]:
 def _assemble(
     config,
     specs: tuple[TaskSpec, ...],
-    envs: dict,
-    batches: dict,
+    envs: dict[str, TrainingEnv],
     task_fns: dict[str, TaskFns],
     init_task: Callable[[str, jax.Array], tuple[Any, Any]],
     num_epochs: int,
     optimiser_steps: int,
-    greedy: dict[str, tuple[Callable, Callable, bool]],
+    greedy: dict[str, tuple[Callable, Callable]],
 ) -> MultiTask:
     """Optimiser, init, update and the ``Learner`` around per-task functions.
 
-    ``greedy`` per task: ``(greedy_policy(view, carry, inputs), initial_carry(n),
-    uses_world_state)``, the policy reading the task's ``task_view``.
+    ``greedy`` per task: ``(greedy_policy(view, carry, inputs), initial_carry(n))``, the
+    policy reading the task's ``task_view``.
     """
     lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
     optimiser = partitioned_optimiser(
@@ -193,25 +192,21 @@ def _assemble(
         return lambda params, carry, inputs: greedy[name][0](task_view(params, name), carry, inputs)
 
     def evaluator(name: str) -> Callable:
-        _, initial_carry, world_state = greedy[name]
         return lambda params, key, num_envs: greedy_episodes(
-            envs[name], batches[name], on_params(name), initial_carry, world_state,
-            params, key, num_envs,
-        )  # fmt: skip
+            envs[name], on_params(name), greedy[name][1], params, key, num_envs
+        )
 
     first = names[0]
     evaluators = {name: evaluator(name) for name in names}
     learner = Learner(
         config=config,
         env=envs[first],
-        batch=batches[first],
         init=lambda key: init_with(key, loaded),
         update=update,
         num_updates=config.num_updates,
         greedy_policy=on_params(first),
         initial_carry=greedy[first][1],
         env_steps_per_update=config.steps_per_update,
-        uses_world_state=greedy[first][2],
         evaluate_tasks=lambda params, key, num_envs: evaluate_every_task(
             evaluators, params, key, num_envs
         ),
@@ -219,10 +214,12 @@ def _assemble(
     return MultiTask(learner=learner, init_with=init_with, task_fns=dict(task_fns))
 
 
-def _task_envs(specs, agent_id: bool):
-    envs = {s.name: LogWrapper(make_task_env(s)) for s in specs}
-    batches = {n: AgentBatch.from_env(env, agent_id=agent_id) for n, env in envs.items()}
-    return envs, batches
+def _task_envs(specs, agent_id: bool, world_state: bool) -> dict[str, TrainingEnv]:
+    def training_env(spec: TaskSpec) -> TrainingEnv:
+        env = LogWrapper(make_task_env(spec))
+        return TrainingEnv(env, AgentBatch.from_env(env, agent_id=agent_id), world_state)
+
+    return {spec.name: training_env(spec) for spec in specs}
 
 
 # --------------------------------------------------------------------------- value-based
@@ -246,25 +243,22 @@ def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> Candidate
 
 def build_mtapn(config: MTAPNConfig) -> MultiTask:
     specs = config.task_specs
-    envs, batches = _task_envs(specs, config.network.agent_id)
-    world_state = config.mixer == "qmix"
+    envs = _task_envs(specs, config.network.agent_id, world_state=config.mixer == "qmix")
     num_envs = config.env.num_envs
     epsilon = epsilon_schedule(config, config.num_updates)
-    networks = {n: build_candidate_network(config, b) for n, b in batches.items()}
+    networks = {n: build_candidate_network(config, env.batch) for n, env in envs.items()}
 
     def task_fns(name: str) -> TaskFns:
-        env, batch, network = envs[name], batches[name], networks[name]
-        policy_fn, _ = q_policies(network)
-        slots = truncation_slots(env, config.num_steps)
+        env, network = envs[name], networks[name]
+        exploring_policy, _ = q_policies(network)
+        slots = truncation_slots(env.env, config.num_steps)
 
         def collect(view, runner, update):
             runner_out, trajectory = rollout(
-                env, batch, policy_fn, (view, epsilon(update)), runner, config.num_steps,
-                world_state=world_state, record_terminal=config.bootstrap_truncation,
+                env, exploring_policy(view, epsilon(update)), runner, config.num_steps,
+                record_terminal=config.bootstrap_truncation,
             )  # fmt: skip
-            next_inputs = step_inputs(
-                env, batch, runner_out.obs, runner_out.env_state, runner_out.first, world_state
-            )
+            next_inputs = env.runner_inputs(runner_out)
             sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
             return runner_out, sequence, episode_metrics(trajectory)
 
@@ -282,17 +276,14 @@ def build_mtapn(config: MTAPNConfig) -> MultiTask:
 
     def init_task(name, key):
         params_key, env_key = jax.random.split(key)
-        env, batch, network = envs[name], batches[name], networks[name]
-        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs))
-        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        env, network = envs[name], networks[name]
+        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs))
+        inputs = env.runner_inputs(runner)
         return network.init(params_key, inputs.obs, inputs.world_state), runner
 
-    greedy = {
-        n: (q_policies(network)[1], network.initial_carry, world_state)
-        for n, network in networks.items()
-    }
+    greedy = {n: (q_policies(network)[1], network.initial_carry) for n, network in networks.items()}
     return _assemble(
-        config, specs, envs, batches, {s.name: task_fns(s.name) for s in specs}, init_task,
+        config, specs, envs, {s.name: task_fns(s.name) for s in specs}, init_task,
         config.num_epochs,
         config.num_updates * config.num_epochs * config.num_minibatches,
         greedy,
@@ -313,8 +304,8 @@ def _as_actor_critic(view: dict) -> dict:
 
 def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
     specs = config.task_specs
-    envs, batches = _task_envs(specs, config.network.agent_id)
-    parts = {n: ppo_parts(config, envs[n], b, build_network(config, b)) for n, b in batches.items()}
+    envs = _task_envs(specs, config.network.agent_id, world_state=config.critic == "centralised")
+    parts = {n: ppo_parts(config, env, build_network(config, env.batch)) for n, env in envs.items()}
 
     def task_fns(name: str) -> TaskFns:
         part = parts[name]
@@ -333,12 +324,9 @@ def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
     def greedy_on_view(part):
         return lambda view, carry, inputs: part.greedy_policy(_as_actor_critic(view), carry, inputs)
 
-    greedy = {
-        n: (greedy_on_view(part), part.initial_carry, part.uses_world_state)
-        for n, part in parts.items()
-    }
+    greedy = {n: (greedy_on_view(part), part.initial_carry) for n, part in parts.items()}
     return _assemble(
-        config, specs, envs, batches, {s.name: task_fns(s.name) for s in specs}, init_task,
+        config, specs, envs, {s.name: task_fns(s.name) for s in specs}, init_task,
         config.update_epochs,
         config.num_updates * config.update_epochs * config.num_minibatches,
         greedy,

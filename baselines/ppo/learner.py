@@ -18,26 +18,27 @@ treat a time limit as a termination, which ``bootstrap_truncation=false`` reprod
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
+from flax import struct
 
-import jaxmarl
 from jaxmarl.baselines.ppo.config import PPOConfig
-from jaxmarl.baselines.ppo.loss import PPOBatch, merge_axes
+from jaxmarl.baselines.ppo.loss import PPOBatch, PPOMinibatch, merge_axes, ppo_loss
 from jaxmarl.baselines.ppo.network import build_network
 from jaxmarl.networks import (
     ActorCritic,
 )
-from jaxmarl.training import losses, targets
-from jaxmarl.training.learner import Learner, make_train_from
+from jaxmarl.training import targets
+from jaxmarl.training.learner import GreedyPolicy, Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.rollout import Policy, TrainingEnv, episode_metrics, rollout
 from jaxmarl.training.sgd import learning_rate, sgd_epochs
 from jaxmarl.training.types import Runner, StepInput, TrainState, Transition
-from jaxmarl.wrappers import AgentBatch, LogWrapper
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,135 +48,131 @@ class PPOParts:
 
     Attributes:
         init_params: ``(params_key, env_key) -> (params, runner)``.
-        collect: ``(params, runner) -> (runner, (PPOBatch, start_carry), metrics)``: one
-            rollout with advantages and value targets.
-        minibatches: ``(key, data) -> (PPOBatch [M, ...], carries [M, ...])``.
-        loss_fn: ``(params, minibatch) -> (loss, metrics)``.
-        greedy_policy, initial_carry, uses_world_state: as in ``Learner``.
+        collect: ``(params, runner) -> (runner, Rollout, metrics)``: one rollout with
+            advantages and value targets.
+        minibatches: ``(key, Rollout) -> PPOMinibatch`` with a leading ``[M]`` axis.
+        loss_fn: ``(params, PPOMinibatch) -> (loss, metrics)``.
+        greedy_policy, initial_carry: as in ``Learner``.
     """
 
-    init_params: Any
-    collect: Any
-    minibatches: Any
-    loss_fn: Any
-    greedy_policy: Any
-    initial_carry: Any
-    uses_world_state: bool
+    init_params: Callable[[jax.Array, jax.Array], tuple[Any, Runner]]
+    collect: Callable[[Any, Runner], tuple[Runner, Rollout, dict[str, jax.Array]]]
+    minibatches: Callable[[jax.Array, Rollout], PPOMinibatch]
+    loss_fn: Callable[[Any, PPOMinibatch], tuple[jax.Array, dict[str, jax.Array]]]
+    greedy_policy: GreedyPolicy
+    initial_carry: Callable[[int], tuple[jax.Array, jax.Array]]
 
 
-def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCritic) -> PPOParts:
-    """PPO's rollout, targets and loss for ``env`` (``LogWrapper``-wrapped) and ``network``."""
-    num_envs, num_agents = config.env.num_envs, batch.num_agents
-    centralised = config.critic == "centralised"
-    # Agents per critic evaluation: all of an env's agents when the critic reads the world
-    # state alone (their values are equal), else one. Minibatches shuffle whole such groups.
-    shared = num_agents if centralised and not config.critic_agent_id else 1
-    critics_per_env = num_agents // shared
+@struct.dataclass
+class Rollout:
+    """One update's data: the steps (``[T, G, a, ...]``) and the carries the rollout began
+    with (actor ``[B*A, H]``, critic ``[B*c, H]``)."""
 
-    def critic_input(inputs: StepInput) -> jax.Array:
-        """``[..., B, c, C]`` (``c = critics_per_env``): own observation, world state + one-hot
-        agent id, or the world state alone (``c = 1``)."""
-        if not centralised:
+    steps: PPOBatch
+    actor_carry: jax.Array
+    critic_carry: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class CriticLayout:
+    """How critic evaluations map onto agents.
+
+    A critic of the world state alone gives every agent of an env the same value, so it runs
+    once per env (``shared = A``, ``per_env = 1``) and minibatches keep an env's agents
+    together; any other critic runs once per agent (``shared = 1``, ``per_env = A``).
+    """
+
+    centralised: bool
+    agent_id: bool
+    num_agents: int
+
+    @property
+    def shared(self) -> int:
+        return self.num_agents if self.centralised and not self.agent_id else 1
+
+    @property
+    def per_env(self) -> int:
+        return self.num_agents // self.shared
+
+    def inputs(self, env: TrainingEnv, inputs: StepInput) -> jax.Array:
+        """``[..., B, c, C]`` (``c = per_env``): own observation, world state + one-hot agent
+        id, or the world state alone (``c = 1``)."""
+        if not self.centralised:
             return inputs.obs
         world = inputs.world_state[..., None, :]
-        if not config.critic_agent_id:
+        if not self.agent_id:
             return world
         *lead, _, width = world.shape
-        world = jnp.broadcast_to(world, (*lead, num_agents, width))
-        ids = jnp.broadcast_to(batch.agent_ids(), (*lead, num_agents, num_agents))
+        world = jnp.broadcast_to(world, (*lead, self.num_agents, width))
+        ids = jnp.broadcast_to(env.batch.agent_ids(), (*lead, self.num_agents, self.num_agents))
         return jnp.concatenate([world, ids], axis=-1)
 
-    def per_agent(first: jax.Array, count: int = num_agents) -> jax.Array:
-        """Per-env flags ``[..., B]`` -> ``[..., B, count]``."""
-        return jnp.broadcast_to(first[..., None], (*first.shape, count))
 
-    def one_step(x: jax.Array) -> jax.Array:
-        """``[B, n, ...]`` -> ``[1, B*n, ...]``: one time step of every agent (or critic)."""
-        return merge_axes(x, 0)[None]
+def _per_agent(flags: jax.Array, count: int) -> jax.Array:
+    """Per-env flags ``[..., B]`` -> ``[..., B, count]``."""
+    return jnp.broadcast_to(flags[..., None], (*flags.shape, count))
 
-    def env_major(x: jax.Array, envs: int) -> jax.Array:
-        """``[1, B*n, ...]`` -> ``[B, n, ...]`` (``B = envs``), the inverse of ``one_step``."""
-        return x.reshape((envs, -1, *x.shape[2:]))
+
+def _one_step(x: jax.Array) -> jax.Array:
+    """``[B, n, ...]`` -> ``[1, B*n, ...]``: one time step of every agent (or critic)."""
+    return merge_axes(x, 0)[None]
+
+
+def _env_major(x: jax.Array, envs: int) -> jax.Array:
+    """``[1, B*n, ...]`` -> ``[B, n, ...]`` (``B = envs``), the inverse of ``_one_step``."""
+    return x.reshape((envs, -1, *x.shape[2:]))
+
+
+def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOParts:
+    """PPO's rollout, targets and loss for ``env`` and ``network``."""
+    num_envs, num_agents = config.env.num_envs, env.batch.num_agents
+    layout = CriticLayout(config.critic == "centralised", config.critic_agent_id, num_agents)
+    groups = num_envs * layout.per_env
 
     def values_of(params, critic_carry, inputs: StepInput):
         """Critic on one step: ``(critic carry, values [B, A])`` (shared values broadcast)."""
-        first = one_step(per_agent(inputs.first, critics_per_env))
+        first = _one_step(_per_agent(inputs.first, layout.per_env))
         critic_carry, value = network.value(
-            params, critic_carry, one_step(critic_input(inputs)), first
+            params, critic_carry, _one_step(layout.inputs(env, inputs)), first
         )
-        value = env_major(value, inputs.first.shape[0])  # [B, c]
+        value = _env_major(value, inputs.first.shape[0])  # [B, c]
         return critic_carry, jnp.broadcast_to(value, (value.shape[0], num_agents))
 
     def act(params, actor_carry, inputs: StepInput):
-        first = one_step(per_agent(inputs.first))
+        first = _one_step(_per_agent(inputs.first, num_agents))
         return network.policy(
-            params, actor_carry, one_step(inputs.obs), first, one_step(inputs.avail_actions)
+            params, actor_carry, _one_step(inputs.obs), first, _one_step(inputs.avail_actions)
         )
 
-    def policy_fn(params, carry, inputs: StepInput, key):
-        actor_carry, critic_carry = carry
-        actor_carry, dist = act(params, actor_carry, inputs)
-        critic_carry, value = values_of(params, critic_carry, inputs)
-        action = dist.sample(seed=key)
-        num = inputs.first.shape[0]
-        extras = {"log_prob": env_major(dist.log_prob(action), num), "value": value}
-        return (actor_carry, critic_carry), env_major(action, num), extras
+    def sampling_policy(params) -> Policy:
+        def policy(carry, inputs: StepInput, key):
+            actor_carry, critic_carry = carry
+            actor_carry, dist = act(params, actor_carry, inputs)
+            critic_carry, value = values_of(params, critic_carry, inputs)
+            action = dist.sample(seed=key)
+            num = inputs.first.shape[0]
+            extras = {"log_prob": _env_major(dist.log_prob(action), num), "value": value}
+            return (actor_carry, critic_carry), _env_major(action, num), extras
+
+        return policy
 
     def greedy_policy(params, carry, inputs: StepInput):
         actor_carry, critic_carry = carry
         actor_carry, dist = act(params, actor_carry, inputs)
-        action = env_major(dist.mode(), inputs.first.shape[0])
+        action = _env_major(dist.mode(), inputs.first.shape[0])
         return (actor_carry, critic_carry), action
 
-    def state_value(params, carry, inputs: StepInput) -> jax.Array:
-        """``[B, A]`` values of ``inputs`` given the critic carry (no reset: not a first step)."""
-        return values_of(params, carry[1], inputs)[1]
-
-    def loss_fn(params, minibatch: tuple[PPOBatch, tuple[jax.Array, jax.Array]]):
-        minibatch, (actor_carry, critic_carry) = minibatch
-        agents = lambda x: merge_axes(x, 1)  # [T, G, a, ...] -> [T, G*a, ...]
-        _, dist = network.policy(
-            params,
-            merge_axes(actor_carry, 0),  # [G, a, H] -> [G*a, H]
-            agents(minibatch.obs),
-            agents(minibatch.first),
-            agents(minibatch.avail_actions),
-        )
-        _, values = network.value(
-            params, critic_carry, minibatch.critic_input, minibatch.first[..., 0]
-        )  # [T, G]
-        values = jnp.broadcast_to(values[..., None], minibatch.value_targets.shape)
-        advantages = minibatch.advantages
-        if config.normalize_advantages:
-            advantages = losses.normalize(advantages)
-        policy_loss, stats = losses.ppo_policy_loss(
-            dist.log_prob(agents(minibatch.action)),
-            agents(minibatch.log_prob),
-            agents(advantages),
-            config.clip_eps,
-        )
-        value_clip = config.clip_eps if config.clip_value else None
-        value_loss = losses.value_loss(values, minibatch.value, minibatch.value_targets, value_clip)
-        entropy = jnp.mean(dist.entropy())
-        total = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
-        return total, {
-            "loss": total,
-            "policy_loss": policy_loss,
-            "value_loss": value_loss,
-            "entropy": entropy,
-            **stats,
-        }
+    def state_value(params):
+        """``[B, A]`` values of inputs given the critic carry (no reset: not a first step)."""
+        return lambda carry, inputs: values_of(params, carry[1], inputs)[1]
 
     def advantages_and_targets(params, trajectory: Transition, runner: Runner):
         values = trajectory.extras["value"]  # [T, B, A]
-        last_inputs = step_inputs(
-            env, batch, runner.obs, runner.env_state, runner.first, centralised
-        )
-        last_value = state_value(params, runner.policy_carry, last_inputs)
-        done = per_agent(trajectory.done)
+        last_value = state_value(params)(runner.policy_carry, env.runner_inputs(runner))
+        done = _per_agent(trajectory.done, num_agents)
         if config.bootstrap_truncation:
             bootstrap = trajectory.extras["bootstrap_value"]
-            terminated = per_agent(trajectory.terminated)
+            terminated = _per_agent(trajectory.terminated, num_agents)
         else:
             bootstrap = jnp.zeros_like(values)
             terminated = done
@@ -184,17 +181,14 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
             trajectory.reward, values, following, terminated, done, config.gamma, config.gae_lambda
         )
 
-    groups = num_envs * critics_per_env
-
     def ppo_batch(trajectory: Transition, advantages, value_targets) -> PPOBatch:
         """Trajectory ``[T, B, A, ...]`` -> ``PPOBatch`` ``[T, G, a, ...]``."""
-        t = config.num_steps
-        seq = lambda x: x.reshape((t, groups, shared, *x.shape[3:]))
+        seq = lambda x: x.reshape((config.num_steps, groups, layout.shared, *x.shape[3:]))
         return PPOBatch(
             obs=seq(trajectory.inputs.obs),
-            critic_input=merge_axes(critic_input(trajectory.inputs), 1),  # [T, B*c, ...]
+            critic_input=merge_axes(layout.inputs(env, trajectory.inputs), 1),  # [T, B*c, ...]
             avail_actions=seq(trajectory.inputs.avail_actions),
-            first=seq(per_agent(trajectory.inputs.first)),
+            first=seq(_per_agent(trajectory.inputs.first, num_agents)),
             action=seq(trajectory.action),
             log_prob=seq(trajectory.extras["log_prob"]),
             value=seq(trajectory.extras["value"]),
@@ -202,52 +196,49 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
             value_targets=seq(value_targets),
         )
 
+    def initial_carry(n: int):
+        return network.initial_carry(n * num_agents, n * layout.per_env)
+
     def init_params(params_key: jax.Array, env_key: jax.Array):
-        runner = reset_runner(env, env_key, num_envs, initial_carry(num_envs))
-        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, centralised)
+        runner = env.reset(env_key, num_envs, initial_carry(num_envs))
+        inputs = env.runner_inputs(runner)
         params = network.init(
-            params_key, one_step(inputs.obs)[0], one_step(critic_input(inputs))[0]
+            params_key, _one_step(inputs.obs)[0], _one_step(layout.inputs(env, inputs))[0]
         )
         return params, runner
 
-    def initial_carry(n: int):
-        return network.initial_carry(n * num_agents, n * critics_per_env)
-
     def collect(params, runner: Runner):
-        start_carry = runner.policy_carry
+        actor_carry, critic_carry = runner.policy_carry
         runner, trajectory = rollout(
             env,
-            batch,
-            policy_fn,
-            params,
+            sampling_policy(params),
             runner,
             config.num_steps,
-            bootstrap_fn=state_value if config.bootstrap_truncation else None,
-            world_state=centralised,
+            bootstrap=state_value(params) if config.bootstrap_truncation else None,
         )
         advantages, value_targets = advantages_and_targets(params, trajectory, runner)
-        data = ppo_batch(trajectory, advantages, value_targets)
-        return runner, (data, start_carry), episode_metrics(trajectory)
+        steps = ppo_batch(trajectory, advantages, value_targets)
+        data = Rollout(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
+        return runner, data, episode_metrics(trajectory)
 
-    def minibatches(key: jax.Array, data):
-        steps, (actor_carry, critic_carry) = data
-        actor_carry = actor_carry.reshape((groups, shared, actor_carry.shape[-1]))
-        return sequence_minibatches(
+    def minibatches(key: jax.Array, data: Rollout) -> PPOMinibatch:
+        actor_carry = data.actor_carry.reshape((groups, layout.shared, -1))
+        steps, (actor_carry, critic_carry) = sequence_minibatches(
             key,
-            steps,
-            (actor_carry, critic_carry),
+            data.steps,
+            (actor_carry, data.critic_carry),
             config.num_minibatches,
             config.network.recurrent,
         )
+        return PPOMinibatch(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
 
     return PPOParts(
         init_params=init_params,
         collect=collect,
         minibatches=minibatches,
-        loss_fn=loss_fn,
+        loss_fn=functools.partial(ppo_loss, network, config),
         greedy_policy=greedy_policy,
         initial_carry=initial_carry,
-        uses_world_state=centralised,
     )
 
 
@@ -271,9 +262,13 @@ def ppo_optimiser(config: PPOConfig, num_updates: int) -> optax.GradientTransfor
 
 def make_ppo(config: PPOConfig) -> Learner:
     """Build env, networks and optimiser; return the learner's pure functions."""
-    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
-    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
-    parts = ppo_parts(config, env, batch, build_network(config, batch))
+    env = TrainingEnv.make(
+        config.env.env_id,
+        config.env.env_kwargs,
+        agent_id=config.network.agent_id,
+        world_state=config.critic == "centralised",
+    )
+    parts = ppo_parts(config, env, build_network(config, env.batch))
     num_updates = config.num_updates
 
     optimiser = ppo_optimiser(config, num_updates)
@@ -308,14 +303,12 @@ def make_ppo(config: PPOConfig) -> Learner:
     return Learner(
         config=config,
         env=env,
-        batch=batch,
         init=init,
         update=update,
         num_updates=num_updates,
         greedy_policy=parts.greedy_policy,
         initial_carry=parts.initial_carry,
         env_steps_per_update=config.steps_per_update,
-        uses_world_state=parts.uses_world_state,
     )
 
 

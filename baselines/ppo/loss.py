@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
+import jax.numpy as jnp
 from flax import struct
+
+from jaxmarl.baselines.ppo.config import PPOConfig
+from jaxmarl.networks import ActorCritic
+from jaxmarl.training import losses
 
 
 @struct.dataclass
@@ -35,3 +42,62 @@ def merge_axes(x: jax.Array, axis: int) -> jax.Array:
     """``x`` with axes ``axis`` and ``axis + 1`` merged into one (row-major)."""
     shape = x.shape
     return x.reshape((*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :]))
+
+
+@struct.dataclass
+class PPOMinibatch:
+    """One minibatch: its steps and the recurrent states its sequences start from.
+
+    Attributes:
+        steps: ``PPOBatch`` ``[T, G_m, a, ...]``.
+        actor_carry: ``[G_m, a, H]`` (``H = 0`` for feed-forward actors).
+        critic_carry: ``[G_m, H]``.
+    """
+
+    steps: PPOBatch
+    actor_carry: jax.Array
+    critic_carry: jax.Array
+
+
+def ppo_loss(
+    network: ActorCritic, config: PPOConfig, params: Any, minibatch: PPOMinibatch
+) -> tuple[jax.Array, dict[str, jax.Array]]:
+    """Clipped policy loss + ``vf_coef`` x (clipped) value loss - ``ent_coef`` x entropy.
+
+    Returns:
+        ``(loss, {"loss", "policy_loss", "value_loss", "entropy", "approx_kl",
+        "clip_fraction"})``, every entry a scalar mean over the minibatch.
+    """
+    steps = minibatch.steps
+    agents = lambda x: merge_axes(x, 1)  # [T, G, a, ...] -> [T, G*a, ...]
+    _, dist = network.policy(
+        params,
+        merge_axes(minibatch.actor_carry, 0),  # [G, a, H] -> [G*a, H]
+        agents(steps.obs),
+        agents(steps.first),
+        agents(steps.avail_actions),
+    )
+    _, values = network.value(
+        params, minibatch.critic_carry, steps.critic_input, steps.first[..., 0]
+    )  # [T, G]
+    values = jnp.broadcast_to(values[..., None], steps.value_targets.shape)
+    advantages = steps.advantages
+    if config.normalize_advantages:
+        advantages = losses.normalize(advantages)
+    policy_loss, stats = losses.ppo_policy_loss(
+        dist.log_prob(agents(steps.action)),
+        agents(steps.log_prob),
+        agents(advantages),
+        config.clip_eps,
+    )
+    value_clip = config.clip_eps if config.clip_value else None
+    value_loss = losses.value_loss(values, steps.value, steps.value_targets, value_clip)
+    entropy = jnp.mean(dist.entropy())
+    total = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
+    return total, {
+        "loss": total,
+        "policy_loss": policy_loss,
+        "value_loss": value_loss,
+        "entropy": entropy,
+        **stats,
+    }

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.training.rollout import Policy
 from jaxmarl.training.types import StepInput
 
 
@@ -39,24 +40,26 @@ def epsilon_greedy(key: jax.Array, q: jax.Array, avail: jax.Array, epsilon: jax.
 
 
 def q_policies(network: QNetwork):
-    """``(policy_fn, greedy_policy)`` of a Q-network for ``rollout`` and ``Learner``.
+    """``(exploring_policy, greedy_policy)`` of a Q-network.
 
-    ``policy_fn((params, epsilon), carry, inputs, key)`` acts epsilon-greedily (``rollout``
-    passes its ``params`` argument through, so the epsilon of the current update travels with
-    the parameters); ``greedy_policy(params, carry, inputs)`` acts greedily (evaluation).
+    ``exploring_policy(params, epsilon)`` binds the parameters and the current exploration
+    rate into a rollout ``Policy`` that acts epsilon-greedily; ``greedy_policy(params, carry,
+    inputs)`` acts greedily (evaluation, ``Learner.greedy_policy``).
     """
 
     def q_values(params, carry, inputs: StepInput):
         carry, q = network.q_values(params, carry, inputs.obs[None], inputs.first[None])
         return carry, q[0]
 
-    def policy_fn(params_and_epsilon, carry, inputs: StepInput, key):
-        params, epsilon = params_and_epsilon
-        carry, q = q_values(params, carry, inputs)
-        return carry, epsilon_greedy(key, q, inputs.avail_actions, epsilon), {}
+    def exploring_policy(params, epsilon) -> Policy:
+        def policy(carry, inputs: StepInput, key):
+            carry, q = q_values(params, carry, inputs)
+            return carry, epsilon_greedy(key, q, inputs.avail_actions, epsilon), {}
+
+        return policy
 
     def greedy_policy(params, carry, inputs: StepInput):
         carry, q = q_values(params, carry, inputs)
         return carry, greedy_actions(q, inputs.avail_actions)
 
-    return policy_fn, greedy_policy
+    return exploring_policy, greedy_policy

@@ -29,7 +29,6 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-import jaxmarl
 from jaxmarl.baselines.q_learning.acting import q_policies
 from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
 from jaxmarl.baselines.q_learning.network import build_q_network
@@ -37,10 +36,9 @@ from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_
 from jaxmarl.training import replay
 from jaxmarl.training.config import require, require_positive
 from jaxmarl.training.learner import Learner
-from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import Runner
-from jaxmarl.wrappers import AgentBatch, LogWrapper
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -122,22 +120,27 @@ class QTrainState:
 
 def make_q_learning(config: QLearningConfig) -> Learner:
     """Build env, networks, optimiser and buffer layout; return the learner's functions."""
-    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
-    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+    world_state = config.mixer == "qmix"
+    env = TrainingEnv.make(
+        config.env.env_id,
+        config.env.env_kwargs,
+        agent_id=config.network.agent_id,
+        world_state=world_state,
+    )
+    batch = env.batch
     network = build_q_network(config, batch)
     num_envs, num_steps = config.env.num_envs, config.num_steps
-    slots = truncation_slots(env, num_steps)
-    world_state = config.mixer == "qmix"
+    slots = truncation_slots(env.env, num_steps)
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
     optimiser = make_optimiser(config, num_updates * config.num_epochs)
 
-    policy_fn, greedy_policy = q_policies(network)
+    exploring_policy, greedy_policy = q_policies(network)
 
     def init(key: jax.Array) -> QTrainState:
         params_key, env_key, train_key = jax.random.split(key, 3)
-        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs))
-        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs))
+        inputs = env.runner_inputs(runner)
         params = network.init(params_key, inputs.obs, inputs.world_state)
         steps = lambda x, length: jnp.zeros((length, *x.shape[1:]), x.dtype)
         example = QSequence(  # one env's item
@@ -167,17 +170,12 @@ def make_q_learning(config: QLearningConfig) -> Learner:
         eps = epsilon(state.update)
         runner, trajectory = rollout(
             env,
-            batch,
-            policy_fn,
-            (state.params, eps),
+            exploring_policy(state.params, eps),
             state.runner,
             num_steps,
-            world_state=world_state,
             record_terminal=config.bootstrap_truncation,
         )
-        next_inputs = step_inputs(
-            env, batch, runner.obs, runner.env_state, runner.first, world_state
-        )
+        next_inputs = env.runner_inputs(runner)
         sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry, slots)
         buffer = replay.add(state.buffer, sequence.batch_major())
         env_steps = (state.update + 1) * config.steps_per_update
@@ -237,7 +235,6 @@ def make_q_learning(config: QLearningConfig) -> Learner:
     return Learner(
         config=config,
         env=env,
-        batch=batch,
         init=init,
         update=update,
         num_updates=num_updates,

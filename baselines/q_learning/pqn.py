@@ -18,7 +18,6 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
-import jaxmarl
 from jaxmarl.baselines.q_learning.acting import q_policies
 from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
 from jaxmarl.baselines.q_learning.network import build_q_network
@@ -26,10 +25,9 @@ from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner
 from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import TrainState
-from jaxmarl.wrappers import AgentBatch, LogWrapper
 
 
 def pqn_network_defaults() -> NetworkConfig:
@@ -83,22 +81,27 @@ class PQNConfig(QCommonConfig):
 
 def make_pqn(config: PQNConfig) -> Learner:
     """Build env, network and optimiser; return the learner's pure functions."""
-    env = LogWrapper(jaxmarl.make(config.env.env_id, **config.env.env_kwargs))
-    batch = AgentBatch.from_env(env, agent_id=config.network.agent_id)
+    world_state = config.mixer == "qmix"
+    env = TrainingEnv.make(
+        config.env.env_id,
+        config.env.env_kwargs,
+        agent_id=config.network.agent_id,
+        world_state=world_state,
+    )
+    batch = env.batch
     network = build_q_network(config, batch)
     num_envs = config.env.num_envs
-    slots = truncation_slots(env, config.num_steps)
-    world_state = config.mixer == "qmix"
+    slots = truncation_slots(env.env, config.num_steps)
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
     optimiser = make_optimiser(config, num_updates * config.num_epochs * config.num_minibatches)
 
-    policy_fn, greedy_policy = q_policies(network)
+    exploring_policy, greedy_policy = q_policies(network)
 
     def init(key: jax.Array) -> TrainState:
         params_key, env_key, train_key = jax.random.split(key, 3)
-        runner = reset_runner(env, env_key, num_envs, network.initial_carry(num_envs))
-        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
+        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs))
+        inputs = env.runner_inputs(runner)
         params = network.init(params_key, inputs.obs, inputs.world_state)
         return TrainState(
             params=params,
@@ -115,17 +118,12 @@ def make_pqn(config: PQNConfig) -> Learner:
         eps = epsilon(state.update)
         runner, trajectory = rollout(
             env,
-            batch,
-            policy_fn,
-            (state.params, eps),
+            exploring_policy(state.params, eps),
             state.runner,
             config.num_steps,
-            world_state=world_state,
             record_terminal=config.bootstrap_truncation,
         )
-        next_inputs = step_inputs(
-            env, batch, runner.obs, runner.env_state, runner.first, world_state
-        )
+        next_inputs = env.runner_inputs(runner)
         sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry, slots)
 
         def minibatches(key):
@@ -151,7 +149,6 @@ def make_pqn(config: PQNConfig) -> Learner:
     return Learner(
         config=config,
         env=env,
-        batch=batch,
         init=init,
         update=update,
         num_updates=num_updates,

@@ -2,7 +2,7 @@
 
 A ``Learner`` is a pair of pure functions in the optax style, ``init(key) -> state`` and
 ``update(state) -> (state, metrics)``, plus what the host loop, evaluation and checkpointing
-need to know (env, agent batching, greedy policy). ``make_train_from`` turns one into the
+need to know (the training env, the greedy policy). ``make_train_from`` turns one into the
 PureJaxRL-style ``train(key)`` that compiles a whole run into one program.
 """
 
@@ -15,9 +15,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxmarl.training.rollout import episode_metrics, reset_runner, rollout, step_inputs
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
 from jaxmarl.training.types import StepInput
-from jaxmarl.wrappers.agent_batch import AgentBatch
+
+GreedyPolicy = Callable[[Any, Any, StepInput], tuple[Any, jax.Array]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,30 +27,26 @@ class Learner:
 
     Attributes:
         config: the learner's frozen config.
-        env: the (``LogWrapper``-wrapped) environment.
-        batch: how agents are stacked.
+        env: the ``TrainingEnv`` (wrapped env, agent stacking, world state on or off).
         init: ``key -> state``.
         update: ``state -> (state, metrics)``; one update (rollout + optimisation).
         num_updates: updates in a full run.
         greedy_policy: ``(params, carry, StepInput) -> (carry, action [B, A(, d)])``.
         initial_carry: ``num_envs -> carry`` for ``greedy_policy``.
         env_steps_per_update: env steps one update consumes (all envs).
-        uses_world_state: whether policies read ``StepInput.world_state``.
         evaluate_tasks: for learners with more than one env (multi-task), ``(params, key,
             num_envs) -> metrics`` evaluating every one of them (``evaluate`` calls it); ``None``:
             the greedy policy in ``env``.
     """
 
     config: Any
-    env: Any
-    batch: AgentBatch
+    env: TrainingEnv
     init: Callable[[jax.Array], Any]
     update: Callable[[Any], tuple[Any, dict]]
     num_updates: int
-    greedy_policy: Callable[[Any, Any, StepInput], tuple[Any, jax.Array]]
+    greedy_policy: GreedyPolicy
     initial_carry: Callable[[int], Any]
     env_steps_per_update: int
-    uses_world_state: bool = False
     evaluate_tasks: Callable[[Any, jax.Array, int], dict[str, jax.Array]] | None = None
 
 
@@ -75,38 +72,27 @@ def evaluate(learner: Learner, params: Any, key: jax.Array, num_envs: int) -> di
     if learner.evaluate_tasks is not None:
         return learner.evaluate_tasks(params, key, num_envs)
     return greedy_episodes(
-        learner.env,
-        learner.batch,
-        learner.greedy_policy,
-        learner.initial_carry,
-        learner.uses_world_state,
-        params,
-        key,
-        num_envs,
+        learner.env, learner.greedy_policy, learner.initial_carry, params, key, num_envs
     )
 
 
 def greedy_episodes(
-    env: Any,
-    batch: AgentBatch,
-    greedy_policy: Callable[[Any, Any, StepInput], tuple[Any, jax.Array]],
+    env: TrainingEnv,
+    greedy_policy: GreedyPolicy,
     initial_carry: Callable[[int], Any],
-    uses_world_state: bool,
     params: Any,
     key: jax.Array,
     num_envs: int,
 ) -> dict[str, jax.Array]:
     """``evaluate`` for one env and greedy policy: ``episode_metrics`` of the first episode
     of each of ``num_envs`` fresh envs rolled out greedily for ``env.max_steps`` steps."""
-    runner = reset_runner(env, key, num_envs, initial_carry(num_envs))
+    runner = env.reset(key, num_envs, initial_carry(num_envs))
 
-    def policy_fn(params, carry, inputs, _key):
+    def policy(carry, inputs, _key):
         carry, action = greedy_policy(params, carry, inputs)
         return carry, action, {}
 
-    _, trajectory = rollout(
-        env, batch, policy_fn, params, runner, env.max_steps, world_state=uses_world_state
-    )
+    _, trajectory = rollout(env, policy, runner, env.max_steps)
     ended = trajectory.episode_done  # [T, B]
     first_end = ended & (jnp.cumsum(ended, axis=0, dtype=jnp.int32) == 1)
     return episode_metrics(trajectory.replace(episode_done=first_end))
@@ -120,18 +106,17 @@ def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> tupl
         episode ends (win, loss or time limit) its final state is repeated, and ``num_frames``
         (int32) counts the frames up to and including that final state.
     """
-    env = learner.env.unwrapped
+    training_env = learner.env
+    env = training_env.unwrapped
     reset_key, key = jax.random.split(key)
     obs, state = env.reset(reset_key)
     add_batch = lambda tree: jax.tree.map(lambda x: x[None], tree)
 
     def step(carry, step_key):
         state, obs, policy_carry, first, ended = carry
-        inputs = step_inputs(
-            env, learner.batch, add_batch(obs), add_batch(state), first, learner.uses_world_state
-        )
+        inputs = training_env.inputs(add_batch(obs), add_batch(state), first)
         policy_carry, action = learner.greedy_policy(params, policy_carry, inputs)
-        actions = jax.tree.map(lambda x: x[0], learner.batch.env_actions(action))
+        actions = jax.tree.map(lambda x: x[0], training_env.batch.env_actions(action))
         next_obs, next_state, _, dones, _ = env.step_env(step_key, state, actions)
         # step_env does not reset: after the end, keep showing the final state.
         keep = lambda new, old: jnp.where(ended, old, new)

@@ -30,7 +30,7 @@ import numpy as np
 
 from jaxmarl.render import can_render, save_episode_gif
 from jaxmarl.training.checkpoint import Checkpointer
-from jaxmarl.training.config import chunk_sizes
+from jaxmarl.training.config import RunConfig, chunk_sizes
 from jaxmarl.training.devices import check_split, over_seeds, place_over_seeds
 from jaxmarl.training.learner import Learner, evaluate, record_greedy_episode
 from jaxmarl.training.logging import JsonlLogger, make_logger, read_jsonl, rows_with_episodes
@@ -65,41 +65,32 @@ def seed_keys(seed: int, num_seeds: int) -> jax.Array:
 
 def run(
     learner: Learner,
+    run_config: RunConfig,
     run_dir: str | Path,
     *,
-    seed: int = 0,
-    num_seeds: int = 1,
-    devices: int = 1,
-    updates_per_chunk: int = 10,
-    checkpoint_every: int = 10,
-    eval_every: int = 0,
-    eval_episodes: int = 64,
-    loggers: Sequence[str] = ("jsonl", "csv"),
     resume: bool = False,
-    stop_after_chunks: int | None = None,
     show_progress: bool = True,
-    gif: bool = True,
+    stop_after_chunks: int | None = None,
     logger_config: dict | None = None,
 ) -> RunResult:
-    """Train ``num_seeds`` seeds of ``learner`` in chunks, writing the run directory.
+    """Train ``run_config.num_seeds`` seeds of ``learner`` in chunks, writing the run directory.
 
     Args:
-        learner: built by a baseline's ``make_*`` function.
+        learner: built by a learner package's ``make_*`` function.
+        run_config: seeds, devices, chunking, checkpoint / evaluation cadence, loggers, GIF
+            (``RunConfig``; usually ``learner.config.run``). Seeds are
+            ``split(key(seed), num_seeds)``, trained in parallel and split evenly over
+            ``devices`` with the same results as one device.
         run_dir: where config, metrics, checkpoints and plots go.
-        seed, num_seeds: seeds ``split(key(seed), num_seeds)``, trained in parallel.
-        devices: split the seeds evenly over this many devices (``jaxmarl.training.devices``;
-            host devices on a CPU, one thread each). Same results as ``devices=1``.
-        updates_per_chunk: updates per jitted chunk (0: all in one); the last chunk is
-            shorter when this does not divide the run.
-        checkpoint_every: checkpoint every this many chunks (0: only at the end).
-        eval_every: greedy evaluation every this many chunks (0: only at the end).
-        eval_episodes: envs in a greedy evaluation (0: no evaluation).
-        loggers: metric sinks.
         resume: continue from the latest checkpoint in ``run_dir``.
-        stop_after_chunks: stop early after this many chunks in total (to test resuming).
         show_progress: progress bar (plain lines when not a terminal).
-        gif: render one greedy episode at the end (if the env family can render).
+        stop_after_chunks: stop early after this many chunks in total (to test resuming).
+        logger_config: the config as a dict, for loggers that record it (W&B).
     """
+    seed, num_seeds, devices = run_config.seed, run_config.num_seeds, run_config.devices
+    updates_per_chunk, checkpoint_every = run_config.updates_per_chunk, run_config.checkpoint_every
+    eval_every, eval_episodes = run_config.eval_every, run_config.eval_episodes
+    loggers, gif = run_config.loggers, run_config.gif
     check_split(num_seeds, devices)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -1,61 +1,107 @@
 """The one rollout every learner uses: ``T`` steps of ``B`` vmapped envs in a ``lax.scan``.
 
-A learner supplies ``policy_fn(params, carry, inputs, key) -> (carry, action, extras)`` acting on
-agent-stacked inputs (``StepInput``: ``[B, A, ...]``) and returning actions ``[B, A]`` (or
-``[B, A, d]``) and per-step extras such as ``log_prob`` and ``value`` (``[B, A]``). Optionally
-``bootstrap_fn(params, carry, terminal_inputs) -> [B, A]`` values the *real* last observation of
-each step (before the auto-reset); it is stored as ``extras["bootstrap_value"]`` and used for
-truncated episodes. Learners that value those observations later (Q-learning replays them
-against a changing target network) ask for them with ``record_terminal=True`` instead: they are
-stored as ``extras["terminal_inputs"]``, a ``StepInput`` per step (valid where the episode ended).
-The env must be wrapped in ``LogWrapper`` (episode statistics come from it).
+A learner wraps its env once in a ``TrainingEnv`` (the ``LogWrapper``-wrapped env, how its agents
+are stacked, whether the world state is computed) and binds its parameters into a ``Policy``
+before the rollout, as brax's acting module does: ``policy(carry, inputs, key) -> (carry,
+action, extras)`` acts on agent-stacked inputs (``StepInput``: ``[B, A, ...]``) and returns
+actions ``[B, A]`` (or ``[B, A, d]``) and per-step extras such as ``log_prob`` and ``value``
+(``[B, A]``). Optionally ``bootstrap(carry, terminal_inputs) -> [B, A]`` values the *real* last
+observation of each step (before the auto-reset); it is stored as ``extras["bootstrap_value"]``
+and used for truncated episodes. Learners that value those observations later (Q-learning
+replays them against a changing target network) ask for them with ``record_terminal=True``
+instead: they are stored as ``extras["terminal_inputs"]``, a ``StepInput`` per step (valid where
+the episode ended).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
+import jaxmarl
 from jaxmarl.env import MultiAgentEnv
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers.agent_batch import AgentBatch
+from jaxmarl.wrappers.log import LogWrapper
 
-PolicyFn = Callable[[Any, Any, StepInput, jax.Array], tuple[Any, jax.Array, dict]]
-BootstrapFn = Callable[[Any, Any, StepInput], jax.Array]
+Policy = Callable[[Any, StepInput, jax.Array], tuple[Any, jax.Array, dict]]
+Bootstrap = Callable[[Any, StepInput], jax.Array]
 
 _LOG_KEYS = ("returned_episode", "returned_episode_returns", "returned_episode_lengths")
 _RESERVED_INFOS = {"terminated", "truncated", "terminal_obs", "terminal_state", *_LOG_KEYS}
 
 
-def step_inputs(
-    env: Any,
-    batch: AgentBatch,
-    obs: dict[str, jax.Array],
-    env_state: Any,
-    first: jax.Array,
-    world_state: bool,
-) -> StepInput:
-    """Stack one step of ``B`` envs for the policy (``world_state`` computed only if asked)."""
-    avail = jax.vmap(lambda s: batch.avail_actions(env, s))(env_state)
-    if world_state and _default_world_state(env):
-        # The default world state is the concatenated observations: reuse the ones at hand
-        # instead of recomputing them from the state.
-        world = jnp.concatenate(
-            [obs[agent].reshape((first.shape[0], -1)) for agent in env.agents], axis=-1
+@dataclasses.dataclass(frozen=True)
+class TrainingEnv:
+    """An environment as learners see it: episode statistics on, agents stacked.
+
+    Attributes:
+        env: the ``LogWrapper``-wrapped environment (unbatched; vmapped by the rollout).
+        batch: how its agents are stacked (``AgentBatch``).
+        world_state: whether ``inputs`` computes ``env.get_world_state`` (centralised critics,
+            mixers that read it); otherwise ``StepInput.world_state`` is ``[B, 0]``.
+    """
+
+    env: Any
+    batch: AgentBatch
+    world_state: bool = False
+
+    @classmethod
+    def make(
+        cls, env_id: str, env_kwargs: dict | None = None, *, agent_id: bool, world_state: bool
+    ) -> TrainingEnv:
+        """``jaxmarl.make(env_id, **env_kwargs)``, wrapped and batched."""
+        env = LogWrapper(jaxmarl.make(env_id, **(env_kwargs or {})))
+        return cls(env, AgentBatch.from_env(env, agent_id=agent_id), world_state)
+
+    @property
+    def unwrapped(self) -> MultiAgentEnv:
+        return self.env.unwrapped
+
+    @property
+    def max_steps(self) -> int:
+        return self.env.max_steps
+
+    def inputs(self, obs: dict[str, jax.Array], env_state: Any, first: jax.Array) -> StepInput:
+        """Stack one step of ``B`` envs for the policy."""
+        env, batch = self.env, self.batch
+        avail = jax.vmap(lambda s: batch.avail_actions(env, s))(env_state)
+        if self.world_state and _default_world_state(env):
+            # The default world state is the concatenated observations: reuse the ones at
+            # hand instead of recomputing them from the state.
+            world = jnp.concatenate(
+                [obs[agent].reshape((first.shape[0], -1)) for agent in env.agents], axis=-1
+            )
+        elif self.world_state:
+            world = jax.vmap(lambda s: jnp.ravel(env.get_world_state(s)))(env_state)
+        else:
+            world = jnp.zeros((first.shape[0], 0), dtype=jnp.float32)
+        return StepInput(
+            obs=batch.stack_obs(obs),
+            avail_actions=avail,
+            world_state=world.astype(jnp.float32),
+            first=first,
         )
-    elif world_state:
-        world = jax.vmap(lambda s: jnp.ravel(env.get_world_state(s)))(env_state)
-    else:
-        world = jnp.zeros((first.shape[0], 0), dtype=jnp.float32)
-    return StepInput(
-        obs=batch.stack_obs(obs),
-        avail_actions=avail,
-        world_state=world.astype(jnp.float32),
-        first=first,
-    )
+
+    def runner_inputs(self, runner: Runner) -> StepInput:
+        """The inputs of the step a runner stands at (what the next rollout acts on first)."""
+        return self.inputs(runner.obs, runner.env_state, runner.first)
+
+    def reset(self, key: jax.Array, num_envs: int, policy_carry: Any) -> Runner:
+        """Reset ``num_envs`` envs (one key each) into a fresh ``Runner``."""
+        reset_key, key = jax.random.split(key)
+        obs, env_state = jax.vmap(self.env.reset)(jax.random.split(reset_key, num_envs))
+        return Runner(
+            env_state=env_state,
+            obs=obs,
+            first=jnp.ones((num_envs,), dtype=jnp.bool_),
+            policy_carry=policy_carry,
+            key=key,
+        )
 
 
 def _default_world_state(env: Any) -> bool:
@@ -63,57 +109,37 @@ def _default_world_state(env: Any) -> bool:
     return type(unwrapped).get_world_state is MultiAgentEnv.get_world_state
 
 
-def reset_runner(env: Any, key: jax.Array, num_envs: int, policy_carry: Any) -> Runner:
-    """Reset ``num_envs`` envs (one key each) into a fresh ``Runner``."""
-    reset_key, key = jax.random.split(key)
-    obs, env_state = jax.vmap(env.reset)(jax.random.split(reset_key, num_envs))
-    return Runner(
-        env_state=env_state,
-        obs=obs,
-        first=jnp.ones((num_envs,), dtype=jnp.bool_),
-        policy_carry=policy_carry,
-        key=key,
-    )
-
-
 def rollout(
-    env: Any,
-    batch: AgentBatch,
-    policy_fn: PolicyFn,
-    params: Any,
+    env: TrainingEnv,
+    policy: Policy,
     runner: Runner,
     num_steps: int,
     *,
-    bootstrap_fn: BootstrapFn | None = None,
-    world_state: bool = False,
+    bootstrap: Bootstrap | None = None,
     record_terminal: bool = False,
 ) -> tuple[Runner, Transition]:
     """Run ``num_steps`` steps; returns the new runner and a ``Transition`` with ``[T, B, ...]``.
 
     Args:
-        env: a ``LogWrapper``-wrapped environment (unbatched; vmapped here).
-        batch: how agents are stacked.
-        policy_fn: acts on a ``StepInput``; see the module docstring.
-        params: passed to ``policy_fn`` / ``bootstrap_fn`` unchanged.
+        env: the training env (its ``env`` must carry ``LogWrapper``'s episode statistics).
+        policy: acts on a ``StepInput`` with its parameters bound; see the module docstring.
         runner: current env states, observations, policy carry and key.
         num_steps: ``T``.
-        bootstrap_fn: values of pre-reset observations (for truncation); ``None`` skips it.
-        world_state: compute ``env.get_world_state`` for the inputs (centralised critics,
-            mixers); otherwise ``inputs.world_state`` is ``[B, 0]``.
+        bootstrap: values of pre-reset observations (for truncation); ``None`` skips it.
         record_terminal: store the inputs of pre-reset observations as
             ``extras["terminal_inputs"]`` (``first`` is all False there).
     """
     num_envs = runner.first.shape[0]
-    need_terminal = bootstrap_fn is not None or record_terminal
+    need_terminal = bootstrap is not None or record_terminal
 
     def env_step(key, state, actions):
-        return env.step(key, state, actions, with_terminal_obs=need_terminal)
+        return env.env.step(key, state, actions, with_terminal_obs=need_terminal)
 
     def body(runner: Runner, step_keys):
         action_key, env_keys = step_keys
-        inputs = step_inputs(env, batch, runner.obs, runner.env_state, runner.first, world_state)
-        carry, action, extras = policy_fn(params, runner.policy_carry, inputs, action_key)
-        env_actions = batch.env_actions(action)
+        inputs = env.runner_inputs(runner)
+        carry, action, extras = policy(runner.policy_carry, inputs, action_key)
+        env_actions = env.batch.env_actions(action)
         obs, env_state, rewards, dones, infos = jax.vmap(env_step)(
             env_keys, runner.env_state, env_actions
         )
@@ -121,20 +147,15 @@ def rollout(
         if missing:
             raise ValueError(
                 f"rollout needs an env wrapped in jaxmarl.wrappers.LogWrapper (infos lack "
-                f"{missing})"
+                f"{missing}); build it with TrainingEnv.make"
             )
         extras = dict(extras)
         if need_terminal:
-            terminal_inputs = step_inputs(
-                env,
-                batch,
-                infos["terminal_obs"],
-                infos["terminal_state"],
-                jnp.zeros_like(runner.first),
-                world_state,
+            terminal_inputs = env.inputs(
+                infos["terminal_obs"], infos["terminal_state"], jnp.zeros_like(runner.first)
             )
-            if bootstrap_fn is not None:
-                extras["bootstrap_value"] = bootstrap_fn(params, carry, terminal_inputs)
+            if bootstrap is not None:
+                extras["bootstrap_value"] = bootstrap(carry, terminal_inputs)
             if record_terminal:
                 extras["terminal_inputs"] = terminal_inputs
         env_infos = {
@@ -145,7 +166,7 @@ def rollout(
         transition = Transition(
             inputs=inputs,
             action=action,
-            reward=batch.stack(rewards).astype(jnp.float32),
+            reward=env.batch.stack(rewards).astype(jnp.float32),
             terminated=infos["terminated"],
             truncated=infos["truncated"],
             extras=extras,
@@ -159,9 +180,8 @@ def rollout(
         )
         return next_runner, transition
 
-    # Every key of the rollout in two draws before the loop: on CPU each threefry call is a
-    # small loop of its own, and two of them per step (instead of one per rollout) cost ~10%
-    # of an IPPO-FF rollout.
+    # Every key of the rollout in two draws before the loop, not one draw per step: on CPU
+    # each threefry call is a small loop of its own.
     key, action_key, env_key = jax.random.split(runner.key, 3)
     step_keys = (
         jax.random.split(action_key, num_steps),

@@ -120,16 +120,15 @@ def test_mtapn_evaluates_every_task_under_jit_and_vmap(mtapn):
 
 
 def test_run_writes_a_greedy_evaluation_of_every_task(mtapn, tmp_path):
-    result = run(
-        mtapn.learner,
-        tmp_path / "run",
+    run_config = dataclasses.replace(
+        mtapn.learner.config.run,
         num_seeds=2,
         updates_per_chunk=1,
         eval_episodes=2,
-        show_progress=False,
         gif=False,
         loggers=("jsonl",),
     )
+    result = run(mtapn.learner, run_config, tmp_path / "run", show_progress=False)
     rows = [
         json.loads(line)
         for line in (tmp_path / "run" / "eval.jsonl").read_text().split("\n")

@@ -134,8 +134,8 @@ def _collected(config):
     from jaxmarl.baselines.ppo import build_network, ppo_parts
 
     learner = make_ppo(config)
-    network = build_network(config, learner.batch)
-    parts = ppo_parts(config, learner.env, learner.batch, network)
+    network = build_network(config, learner.env.batch)
+    parts = ppo_parts(config, learner.env, network)
     params, runner = parts.init_params(jax.random.key(1), jax.random.key(2))
     # A few updates' worth of steps so recurrent carries are not all zero.
     runner, _, _ = parts.collect(params, runner)
@@ -150,8 +150,9 @@ def test_world_state_critic_runs_once_per_env_and_keeps_env_agents_together(trun
         critic="centralised",
         critic_agent_id=False,
     )
-    learner, _, parts, params, (steps, (actor_carry, critic_carry)) = _collected(config)
-    agents, envs, t = learner.batch.num_agents, config.env.num_envs, config.num_steps
+    learner, _, parts, params, data = _collected(config)
+    steps, actor_carry, critic_carry = data.steps, data.actor_carry, data.critic_carry
+    agents, envs, t = learner.env.batch.num_agents, config.env.num_envs, config.num_steps
     # One critic per env: input [T, B, W], groups of all 3 agents, carries per env.
     assert steps.critic_input.shape == (t, envs, 3 * 18)
     assert steps.obs.shape == (t, envs, agents, 18)
@@ -161,14 +162,12 @@ def test_world_state_critic_runs_once_per_env_and_keeps_env_agents_together(trun
     np.testing.assert_array_equal(
         steps.value, jnp.broadcast_to(steps.value[..., :1], steps.value.shape)
     )
-    minibatches, (mb_actor, mb_critic) = parts.minibatches(
-        jax.random.key(3), (steps, (actor_carry, critic_carry))
-    )
+    minibatches = parts.minibatches(jax.random.key(3), data)
     # MPE's world state is the agents' observations concatenated: in every minibatch each
     # critic row must sit next to exactly its own env's agents.
-    obs = minibatches.obs
-    np.testing.assert_array_equal(minibatches.critic_input, obs.reshape((*obs.shape[:3], -1)))
-    assert mb_actor.shape[:3] == mb_critic.shape[:2] + (agents,)
+    obs = minibatches.steps.obs
+    np.testing.assert_array_equal(minibatches.steps.critic_input, obs.reshape((*obs.shape[:3], -1)))
+    assert minibatches.actor_carry.shape[:3] == minibatches.critic_carry.shape[:2] + (agents,)
 
 
 def test_world_state_critic_loss_equals_per_agent_evaluation():
@@ -182,15 +181,12 @@ def test_world_state_critic_loss_equals_per_agent_evaluation():
         critic_agent_id=False,
         num_minibatches=1,
     )
-    learner, network, parts, params, (steps, (actor_carry, critic_carry)) = _collected(config)
-    agents = learner.batch.num_agents
-    minibatches, carries = parts.minibatches(
-        jax.random.key(0), (steps, (actor_carry, critic_carry))
-    )
-    minibatch = jax.tree.map(lambda x: x[0], (minibatches, carries))
+    learner, network, parts, params, data = _collected(config)
+    agents = learner.env.batch.num_agents
+    minibatch = jax.tree.map(lambda x: x[0], parts.minibatches(jax.random.key(0), data))
 
     def per_agent_loss(params, minibatch):
-        mb, (a_carry, c_carry) = minibatch
+        mb, a_carry, c_carry = minibatch.steps, minibatch.actor_carry, minibatch.critic_carry
         flat = lambda x: x.reshape((x.shape[0], -1, *x.shape[3:]))
         t, g = mb.critic_input.shape[:2]
         world = jnp.broadcast_to(
@@ -229,9 +225,9 @@ def test_world_state_critic_gets_no_agent_id_with_one_agent():
         critic="centralised",
         critic_agent_id=False,
     )
-    _, _, _, _, (steps, _) = _collected(config)
+    steps = _collected(config)[4].steps
     assert steps.critic_input.shape == (config.num_steps, 4, 4)  # simple_v3 obs: 4, no id
-    with_id = _collected(dataclasses.replace(config, critic_agent_id=True))[4][0]
+    with_id = _collected(dataclasses.replace(config, critic_agent_id=True))[4].steps
     assert with_id.critic_input.shape == (config.num_steps, 4, 5)
 
 

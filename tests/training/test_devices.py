@@ -17,6 +17,7 @@ from jaxmarl.training.devices import check_split, seed_mesh, use_devices
 DEVICE_SCRIPT = textwrap.dedent(
     """
     import sys, tempfile
+    import dataclasses
     from pathlib import Path
     from jaxmarl.training.devices import use_devices
     use_devices(2)
@@ -35,11 +36,12 @@ DEVICE_SCRIPT = textwrap.dedent(
         num_steps=8, num_minibatches=2, update_epochs=1,
     ))
     common = dict(seed=5, num_seeds=2, updates_per_chunk=1, checkpoint_every=1,
-                  eval_episodes=4, show_progress=False, gif=False)
+                  eval_episodes=4, gif=False)
+    on = lambda devices: dataclasses.replace(learner.config.run, devices=devices, **common)
     out = Path(tempfile.mkdtemp())
-    one = run(learner, out / "one", devices=1, **common)
-    run(learner, out / "two", devices=2, stop_after_chunks=2, **common)
-    two = run(learner, out / "two", devices=2, resume=True, **common)
+    one = run(learner, on(1), out / "one", show_progress=False)
+    run(learner, on(2), out / "two", stop_after_chunks=2, show_progress=False)
+    two = run(learner, on(2), out / "two", resume=True, show_progress=False)
 
     # the two seeds really ran on different devices
     assert len(jax.tree.leaves(two.state.params)[0].sharding.device_set) == 2

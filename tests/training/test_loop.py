@@ -1,5 +1,7 @@
 """The chunked host loop: run directory contents and bit-exact resume."""
 
+import dataclasses
+
 import chex
 import jax
 import numpy as np
@@ -27,16 +29,17 @@ def learner():
     return make_ppo(CONFIG)
 
 
-def _run(learner, run_dir, **kwargs):
-    settings = dict(
-        seed=3,
-        num_seeds=2,
-        updates_per_chunk=1,
-        checkpoint_every=1,
-        eval_episodes=4,
+def _run(learner, run_dir, resume=False, stop_after_chunks=None, **fields):
+    settings = dict(seed=3, num_seeds=2, updates_per_chunk=1, checkpoint_every=1, eval_episodes=4)
+    run_config = dataclasses.replace(learner.config.run, **{**settings, **fields})
+    return run(
+        learner,
+        run_config,
+        run_dir,
+        resume=resume,
+        stop_after_chunks=stop_after_chunks,
         show_progress=False,
     )
-    return run(learner, run_dir, **{**settings, **kwargs})
 
 
 def test_stop_and_resume_equals_uninterrupted_run(learner, tmp_path):

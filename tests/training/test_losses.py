@@ -77,13 +77,11 @@ def test_sequence_minibatches_keep_sequences_or_split_samples():
 
 
 def test_step_inputs_world_state_equals_env_world_state():
-    import jaxmarl
-    from jaxmarl.training.rollout import step_inputs
-    from jaxmarl.wrappers import AgentBatch, LogWrapper
+    from jaxmarl.training.rollout import TrainingEnv
 
-    env = LogWrapper(jaxmarl.make("MPE_simple_spread_v3"))
-    obs, state = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 2))
-    inputs = step_inputs(env, AgentBatch.from_env(env), obs, state, jnp.ones(2, bool), True)
-    expected = jax.vmap(env.get_world_state)(state)
+    env = TrainingEnv.make("MPE_simple_spread_v3", agent_id=False, world_state=True)
+    obs, state = jax.vmap(env.env.reset)(jax.random.split(jax.random.key(0), 2))
+    inputs = env.inputs(obs, state, jnp.ones(2, bool))
+    expected = jax.vmap(env.env.get_world_state)(state)
     np.testing.assert_allclose(inputs.world_state, expected, rtol=1e-6)
     assert inputs.world_state.shape == (2, 54) and inputs.obs.shape == (2, 3, 18)

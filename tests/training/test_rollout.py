@@ -6,28 +6,28 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmarl.baselines.q_learning.td_loss import QSequence, truncation_slots
-from jaxmarl.training.rollout import reset_runner, rollout, step_inputs
+from jaxmarl.training.rollout import TrainingEnv, rollout
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 from tests.toy_envs import CounterEnv
 
 
-def constant_policy(params, carry, inputs, key):
+def constant_policy(carry, inputs, key):
     return carry, jnp.zeros(inputs.obs.shape[:2], jnp.int32), {}
 
 
 def run(record_terminal, num_steps=7, num_envs=2, slots=None):
     # target is unreachable with action 0, so every episode ends at the time limit (3 steps).
-    env = LogWrapper(CounterEnv(target=100, max_steps=3))
-    batch = AgentBatch.from_env(env)
-    runner = reset_runner(env, jax.random.key(0), num_envs, jnp.zeros((num_envs, 2, 0)))
-    slots = truncation_slots(env, num_steps) if slots is None else slots
+    wrapped = LogWrapper(CounterEnv(target=100, max_steps=3))
+    env = TrainingEnv(wrapped, AgentBatch.from_env(wrapped))
+    runner = env.reset(jax.random.key(0), num_envs, jnp.zeros((num_envs, 2, 0)))
+    slots = truncation_slots(wrapped, num_steps) if slots is None else slots
 
     @jax.jit
     def go(runner):
         last, trajectory = rollout(
-            env, batch, constant_policy, None, runner, num_steps, record_terminal=record_terminal
+            env, constant_policy, runner, num_steps, record_terminal=record_terminal
         )
-        next_inputs = step_inputs(env, batch, last.obs, last.env_state, last.first, False)
+        next_inputs = env.runner_inputs(last)
         sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
         return trajectory, sequence
 
