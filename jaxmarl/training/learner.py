@@ -106,8 +106,9 @@ def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> tupl
         episode ends (win, loss or time limit) its final state is repeated, and ``num_frames``
         (int32) counts the frames up to and including that final state.
     """
-    training_env = learner.env
-    env = training_env.unwrapped
+    env = learner.env.unwrapped
+    # step_env on the unwrapped env: the GIF needs no episode statistics.
+    training_env = dataclasses.replace(learner.env, env=env)
     reset_key, key = jax.random.split(key)
     obs, state = env.reset(reset_key)
     add_batch = lambda tree: jax.tree.map(lambda x: x[None], tree)
