@@ -12,7 +12,7 @@ header describing the machine, plus the raw results as JSON next to it.
 Example::
 
     python benchmarks/env_throughput.py --peer /tmp/peer/bin/python \\
-        --out benchmarks/results/$(date +%F)-mpe-cpu.md
+        --out runs/bench/mpe-cpu.md
 
 See benchmarks/README.md for setting up the peer environment and for what each column means.
 """

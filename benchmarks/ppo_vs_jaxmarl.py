@@ -53,7 +53,8 @@ mean over agents of the raw returns of the episodes that finished during the upd
 is the last update's value per seed, then mean +- std over seeds.
 
 Fixed problem: on 2026-11-22 (jax 0.10.2, 2-core CPU) our side's MAPPO-RNN with
-``run.num_seeds=3`` hung after compiling (``benchmarks/results/2026-11-22-ppo-mpe-cpu.md``):
+``run.num_seeds=3`` hung after compiling (``benchmarks/FINDINGS.md``, "Our own orthogonal
+initialiser"):
 batched LAPACK QRs (flax's ``orthogonal`` initialiser under ``vmap``) deadlocked jaxlib's CPU
 thread pool. Our networks now use their own initialiser (``jaxmarl/networks/init.py``), and
 3-seed runs complete.

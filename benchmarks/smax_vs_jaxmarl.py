@@ -63,7 +63,7 @@ runs one seed. Seeds split over processes that way are joined into one row by ``
 Then::
 
     .venv/bin/python benchmarks/smax_vs_jaxmarl.py compare /tmp/smax_bench/*.json \\
-        --md benchmarks/results/DATE-smax-table.md --png-prefix benchmarks/results/DATE-smax
+        --md runs/smax_bench/table.md --png-prefix runs/smax_bench/smax
 
 writes a Markdown table and, per scenario and algorithm, a PNG of training win rate vs env
 steps (mean over seeds, min/max band; greedy win rates as markers).

@@ -114,7 +114,7 @@ def test_mtapn_smax_cpu_presets_are_the_transfer_benchmarks_settings():
 
 
 # The overrides with which benchmarks/smax_vs_jaxmarl.py measured the 64-wide SMAX Q learners
-# (benchmarks/results/2026-11-25-smax-3m-qmix64-soft-target.md, "soft" arm).
+# (benchmarks/results/smax_q_vs_jaxmarl.md, the CPU presets' column).
 SMAX_CPU_OVERRIDES = [
     "run.total_timesteps=999424",
     "network.embed_dim=64",

@@ -55,21 +55,6 @@ def test_table_and_statistics_from_run_directories(ablation, tmp_path, capsys):
     assert "ahead on 2/3 seeds" in table and (tmp_path / "c.png").stat().st_size > 5_000
 
 
-def test_seeds_pair_up_only_from_the_same_base_seed(ablation, tmp_path):
-    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-10, -10]] * 3)
-    b = write_run(tmp_path / "b", [-12.0, -15.0, -25.0], [[-10, -10]] * 3, base_seed=7)
-    out = tmp_path / "ablation.json"
-    assert ablation.main(["--run", f"A={a}", "--run", f"B={b}", "--json", str(out)]) == 0
-    stats = json.loads(out.read_text())["stats"]
-    assert "paired_wins" not in stats["B"] and "mann_whitney_p" in stats["B"]
-    # Only finals from elsewhere: compared by rank with the first, never paired.
-    assert (
-        ablation.main(["--values", "x=-1,-2,-3", "--values", "y=-4,-5,-6", "--json", str(out)]) == 0
-    )
-    stats = json.loads(out.read_text())["stats"]
-    assert "paired_wins" not in stats["y"] and stats["y"]["p_beats_first"] == 0.0
-
-
 def test_runs_from_several_base_seeds_join_and_pair_up(ablation, tmp_path):
     """3 seeds from base seed 0 plus 2 from base seed 1 are one run of 5; a second arm joined
     the same way pairs seed by seed; curves are cut to the shorter part's."""
@@ -88,28 +73,3 @@ def test_runs_from_several_base_seeds_join_and_pair_up(ablation, tmp_path):
     assert stats["A"]["n"] == 5 and stats["A"]["mean"] == pytest.approx(-30.0)
     assert stats["A"]["frac_below_second_half"] == pytest.approx(0.6)  # 3 of 5 at -50
     assert stats["B"]["paired_wins"] == 3  # ahead on seeds (0, 1), (0, 2) and (1, 0)
-
-
-def test_joining_runs_that_end_at_different_updates_is_refused(ablation, tmp_path):
-    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-10, -10]] * 3)
-    b = write_run(tmp_path / "b", [-10.0, -20.0, -30.0], [[-10, -10]] * 3, base_seed=1)
-    evals = (b / "eval.jsonl").read_text().replace('"update": 4', '"update": 6')
-    (b / "eval.jsonl").write_text(evals)
-    with pytest.raises(SystemExit, match=r"end at different updates \[4, 6\]"):
-        ablation.main(["--run", f"A={a},{b}"])
-
-
-def test_joining_runs_that_share_seeds_is_refused(ablation, tmp_path):
-    """One directory twice, or two runs from the same run.seed, would count seeds twice."""
-    a = write_run(tmp_path / "a", [-10.0, -20.0, -30.0], [[-10, -10]] * 3)
-    b = write_run(tmp_path / "b", [-11.0, -21.0, -31.0], [[-10, -10]] * 3)  # also run.seed 0
-    for joined in (f"{a},{a}", f"{a},{b}"):
-        with pytest.raises(SystemExit, match="share seeds"):
-            ablation.main(["--run", f"A={joined}"])
-
-
-def test_a_missing_run_directory_names_what_it_needs(ablation, tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"eval\.jsonl does not exist.*jaxmarl\.train"):
-        ablation.main(["--run", f"A={tmp_path}"])
-    with pytest.raises(SystemExit, match="LABEL=VALUE"):
-        ablation.main(["--run", str(tmp_path)])

@@ -43,7 +43,7 @@ def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer():
     assert qmix.lr == pytest.approx(5e-3) and qmix.gamma == pytest.approx(0.9)
     assert qmix.network.trunk == "gru" and qmix.network.gru_size == 64
     # The one departure from JaxMARL's settings: a soft target update instead of a hard copy
-    # every 200 updates (benchmarks/results/2026-11-25-qmix-soft-target-mpe.md).
+    # every 200 updates (benchmarks/FINDINGS.md, "Soft target update ...").
     assert (qmix.target_update_interval, qmix.tau) == (1, pytest.approx(0.005))
     strip = lambda c: {k: v for k, v in vars(c).items() if k != "mixer"}
     assert strip(configs["iql"]) == strip(configs["vdn"]) == strip(qmix)

@@ -14,8 +14,9 @@ time-limit steps, in ``truncation_slots(env, T)`` slots per env (two time limits
 extra buffer memory and the extra network passes per loss to those slots. Without it, a time
 limit counts as a termination (no future value): a bias for envs whose agents cannot see the
 time, such as MPE, where the last ``1 / (1 - gamma)`` steps of every episode then look better
-than they are. (JaxMARL's Q-learning scripts do neither: an off-by-one in their ``dones`` makes
-the last step of an episode bootstrap from the first observation of the next one.)
+than they are. (JaxMARL's QMIX and VDN scripts store the previous step's done flag, so the
+last step of an episode bootstraps from the first observation of the next one; its IQL script
+counts every episode end as a termination. ``bootstrap_truncation=false`` is the nearest match.)
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Does the soft target update that ended QMIX's collapses on MPE
-# (benchmarks/results/2026-11-25-qmix-soft-target-mpe.md: tau 0.005 every update instead of a
-# hard copy every 200 updates, the same time constant) also prevent the 512-wide SMAX collapse
-# (benchmarks/results/2026-11-24-gpu-h100.md)? The SMAX preset copies every 10 updates, so the
+# (benchmarks/FINDINGS.md: tau 0.005 every update instead of a hard copy every 200 updates, the
+# same time constant) also prevent the 512-wide SMAX collapse
+# (benchmarks/results/smax_q_vs_jaxmarl.md)? The SMAX preset copies every 10 updates, so the
 # soft update with the same time constant is tau 0.1 every update. Runs our published-settings
 # QMIX preset with it; the control is the bootstrap_truncation=true arm of
 # smax_truncation_ablation.sh (the preset as it is, same seeds). Needs benchmarks/device/setup.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Does bootstrapping at SMAX's time limit let our 512-wide QMIX collapse into a stalling policy?
-# (benchmarks/results/2026-11-24-gpu-h100.md: one of 3 seeds on 3m fell from a 0.72 greedy win
+# (benchmarks/results/smax_q_vs_jaxmarl.md: one of 3 seeds on 3m fell from a 0.72 greedy win
 # rate to 0.05, with greedy episodes of 80-94 of the 100 steps.) Runs our published-settings
 # preset twice with the same seeds, vmapped in one program: bootstrap_truncation=true (our
 # default) and false (a time limit counts as a termination, which is roughly what JaxMARL's

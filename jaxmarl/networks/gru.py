@@ -42,9 +42,8 @@ def _step(kernel, bias, hidden, projected_x, keep):
 
 def _forward(kernel, bias, hidden, projected_x, keep):
     # The loop reads each gate's input projection from its own [T, N, H] array: XLA's CPU
-    # kernels are several times slower when a step slices gate blocks out of the minor axis
-    # of a dynamically indexed [T, N, 3H] array (measured: 15.6 -> 5.9 ms for 26 steps of
-    # 3 vmapped seeds x 96 x 64).
+    # kernels are slow to slice gate blocks out of the minor axis of a dynamically indexed
+    # [T, N, 3H] array (benchmarks/FINDINGS.md, "GRU layout").
     size = hidden.shape[-1]
     gates_x = tuple(projected_x[..., i * size : (i + 1) * size] for i in range(3))
 

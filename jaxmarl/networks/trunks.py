@@ -58,7 +58,7 @@ class GRUTrunk(nn.Module):
     ``h' = (1 - z) * n + z * h``), laid out for speed: the input projections of all three gates
     do not depend on the state, so they are one ``[T*N, D] x [D, 3H]`` product for the whole
     sequence, and only a fused ``[N, H] x [H, 3H]`` product stays inside the scan (flax's cell
-    does six small products per step; this layout trains MAPPO-RNN several times faster on CPU).
+    does six small products per step, which the CPU runs far less efficiently).
 
     ``post_sizes``: dense layers applied to the GRU's output at every step, each followed by
     ``activation`` (JaxMARL's MAPPO-RNN towers have one of 128 with relu before their heads).
