@@ -27,6 +27,9 @@ STEPS_PER_UPDATE = 128 * 128
 def ours_train(overrides):
     from jaxmarl.baselines import ppo
     from jaxmarl.config import load_config, preset_path
+    from jaxmarl.cpu_rng import use_fast_cpu_rng
+
+    use_fast_cpu_rng()  # the update as the train command compiles it (docs/cpu_rng.md)
 
     config = load_config(
         ppo.PPOConfig,

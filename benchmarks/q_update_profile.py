@@ -141,6 +141,9 @@ def profile(alg: str, preset: str, overrides: list[str], updates: int) -> dict:
 
     from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning
     from jaxmarl.config import load_config, preset_path
+    from jaxmarl.cpu_rng import use_fast_cpu_rng
+
+    use_fast_cpu_rng()  # the update as the train command compiles it (docs/cpu_rng.md)
 
     def learner_with(extra):
         config = load_config(QLearningConfig, preset_path(alg, preset), [*overrides, *extra])

@@ -41,6 +41,9 @@ def measure_ours(args) -> list[tuple[float, float]]:
 
     from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning
     from jaxmarl.config import load_config, preset_path
+    from jaxmarl.cpu_rng import use_fast_cpu_rng
+
+    use_fast_cpu_rng()  # the update as the train command compiles it (docs/cpu_rng.md)
 
     preset = preset_path("qmix", f"HeuristicEnemySMAX_{args.scenario}")
     learner = make_q_learning(load_config(QLearningConfig, preset, ["learning_starts=0"]))

@@ -161,6 +161,8 @@ def run_ours(args) -> dict:
     import jax
 
     import jaxmarl
+
+    fast_cpu_rng = jaxmarl.use_fast_cpu_rng()  # as the train command does (docs/cpu_rng.md)
     from jaxmarl.baselines.ppo import PPOConfig, make_ppo
     from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning
     from jaxmarl.config import load_config, preset_path, save_config
@@ -232,6 +234,7 @@ def run_ours(args) -> dict:
         "alg": args.alg,
         "library": f"jaxmarl (this repo) {getattr(jaxmarl, '__version__', '')}".strip(),
         "jax": jax.__version__,
+        "fast_cpu_rng": fast_cpu_rng,
         "scenario": args.scenario,
         "preset": preset,
         "config_overrides": overrides,

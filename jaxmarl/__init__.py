@@ -3,17 +3,18 @@
 >>> import jax, jaxmarl
 >>> env = jaxmarl.make("MPE_simple_spread_v3")
 >>> obs, state = env.reset(jax.random.key(0))
+
+Importing jaxmarl loads no env family and changes no JAX setting: the registry imports the
+families' light package ``__init__``s the first time it is consulted, and
+``use_fast_cpu_rng`` (which the train command calls) is opt-in.
 """
 
-from jaxmarl import _cpu_rng, spaces
+from typing import Any
+
+from jaxmarl import registry, spaces
+from jaxmarl.cpu_rng import use_fast_cpu_rng
 from jaxmarl.env import MultiAgentEnv, State
-from jaxmarl.registry import EnvSpec, make, register, registered_envs, spec
-
-# Import for its side effect: registers every built-in env id (the modules load lazily).
-from jaxmarl import _builtin_envs  # noqa: E402,F401  isort: skip
-
-# Same random bits, fewer loop iterations on CPU (see ``jaxmarl._cpu_rng``).
-_cpu_rng.apply()
+from jaxmarl.registry import EnvSpec, make, register, spec
 
 __version__ = "0.1.0.dev0"
 
@@ -26,4 +27,12 @@ __all__ = [
     "registered_envs",
     "spaces",
     "spec",
+    "use_fast_cpu_rng",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # ``registered_envs`` is served on access, after the registry has loaded the env families.
+    if name == "registered_envs":
+        return registry.registered_envs
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

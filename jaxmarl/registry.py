@@ -1,9 +1,16 @@
-"""The environment registry: ``make``, ``register`` and ``registered_envs``.
+"""The environment registry: ``make``, ``register``, ``spec`` and ``registered_envs``.
 
 Entries are ``env_id -> EnvSpec(entry_point="module:Class", kwargs)`` and are imported lazily,
 so ``import jaxmarl`` stays cheap and a family's dependencies load only when it is used.
 JaxMARL's ids are kept verbatim; new environments use ``Name-vN`` and any change to their
 dynamics bumps ``N``.
+
+Each env family (a subpackage ``jaxmarl.envs.<family>``) registers its own ids from its package
+``__init__`` with ``register_family``. The registry keeps no list of families: the first time it
+is consulted (``make``, ``spec``, ``register``, ``registered_envs``) it imports every subpackage
+of ``jaxmarl.envs``. So a family ``__init__`` must stay light: it registers entry-point strings
+and imports none of its env modules (nor anything of another family), and adding a family
+touches only its own folder.
 """
 
 from __future__ import annotations
@@ -12,7 +19,8 @@ import dataclasses
 import difflib
 import importlib
 import inspect
-from collections.abc import Callable
+import pkgutil
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jaxmarl.env import MultiAgentEnv
@@ -45,8 +53,47 @@ class EnvSpec:
 
 
 _REGISTRY: dict[str, EnvSpec] = {}
-# JaxMARL exposes the ids as a list; this list is kept in step with the registry.
-registered_envs: list[str] = []
+# JaxMARL exposes the ids as a list (``registered_envs``, served by ``__getattr__`` below once the
+# families are loaded); it is kept in step with the registry.
+_ENV_IDS: list[str] = []
+_families_loaded = False
+
+
+def __getattr__(name: str) -> Any:
+    if name == "registered_envs":
+        _load_families()
+        return _ENV_IDS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _load_families() -> None:
+    """Import every ``jaxmarl.envs.<family>`` package once, so that each registers its ids."""
+    global _families_loaded
+    if _families_loaded:
+        return
+    # Set first: a family that consults the registry while it loads must not recurse.
+    _families_loaded = True
+    try:
+        import jaxmarl.envs
+
+        found = pkgutil.iter_modules(jaxmarl.envs.__path__)
+        for family in sorted(module.name for module in found if module.ispkg):
+            importlib.import_module(f"{jaxmarl.envs.__name__}.{family}")
+    except BaseException:
+        _families_loaded = False  # the next lookup tries again and raises the same error
+        raise
+
+
+def _add(env_spec: EnvSpec, overwrite: bool) -> EnvSpec:
+    if env_spec.env_id in _REGISTRY and not overwrite:
+        raise ValueError(
+            f"environment id {env_spec.env_id!r} is already registered (entry point "
+            f"{_REGISTRY[env_spec.env_id].entry_point!r}); choose a new id or pass overwrite=True"
+        )
+    _REGISTRY[env_spec.env_id] = env_spec
+    if env_spec.env_id not in _ENV_IDS:
+        _ENV_IDS.append(env_spec.env_id)
+    return env_spec
 
 
 def register(
@@ -62,25 +109,39 @@ def register(
         env_id: a new id (``Name-vN`` for new environments).
         entry_point: ``"package.module:ClassName"`` (imported on first ``make``) or a callable.
         kwargs: default constructor keywords.
-        overwrite: replace an existing entry instead of refusing.
+        overwrite: replace an existing entry (a built-in id included) instead of refusing.
 
     Raises:
         ValueError: the id is taken and ``overwrite`` is false.
     """
-    if env_id in _REGISTRY and not overwrite:
-        raise ValueError(
-            f"environment id {env_id!r} is already registered (entry point "
-            f"{_REGISTRY[env_id].entry_point!r}); choose a new id or pass overwrite=True"
-        )
-    spec = EnvSpec(env_id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}))
-    _REGISTRY[env_id] = spec
-    if env_id not in registered_envs:
-        registered_envs.append(env_id)
-    return spec
+    _load_families()  # so that a built-in id is refused (or overwritten) as taken
+    env_spec = EnvSpec(env_id=env_id, entry_point=entry_point, kwargs=dict(kwargs or {}))
+    return _add(env_spec, overwrite)
+
+
+def register_family(package: str, entry_points: Mapping[str, str]) -> None:
+    """Register an env family's ids; called from the family's package ``__init__``.
+
+    Unlike ``register`` this loads no other family, so importing one family imports nothing of
+    the others. Registering the same entry point again (a reloaded package) is a no-op.
+
+    Args:
+        package: the family's package, i.e. ``__name__`` of its ``__init__``.
+        entry_points: ``env_id -> "module:ClassName"``, the module relative to ``package``
+            (``"simple_spread:SimpleSpreadMPE"``); imported on the id's first ``make``.
+
+    Raises:
+        ValueError: an id is already registered with another entry point.
+    """
+    for env_id, entry_point in entry_points.items():
+        env_spec = EnvSpec(env_id=env_id, entry_point=f"{package}.{entry_point}")
+        if _REGISTRY.get(env_id) != env_spec:
+            _add(env_spec, overwrite=False)
 
 
 def spec(env_id: str) -> EnvSpec:
     """The ``EnvSpec`` of ``env_id``; unknown ids raise with the closest registered ids."""
+    _load_families()
     try:
         return _REGISTRY[env_id]
     except KeyError:

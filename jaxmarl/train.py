@@ -179,6 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def execute(command: Command) -> int:
+    from jaxmarl.cpu_rng import use_fast_cpu_rng
     from jaxmarl.training.devices import use_devices
     from jaxmarl.training.loop import run
 
@@ -189,6 +190,7 @@ def execute(command: Command) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    use_fast_cpu_rng()  # before anything compiles; opt-out and effect in docs/cpu_rng.md
     # Built before anything is written: what only the env can tell (e.g. Q-learning needs
     # discrete actions) fails without leaving a half-made run directory behind.
     try:

@@ -25,3 +25,12 @@ _CACHE = os.environ.get(
 jax.config.update("jax_compilation_cache_dir", _CACHE)
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+# The train command opts in to the unrolled CPU threefry lowering (jaxmarl.cpu_rng), and the
+# learners are tested as it runs them. Opting in once here, before any test compiles, also keeps
+# the suite order-independent: the CLI tests call train.main in this process, which would
+# otherwise switch the process-wide lowering midway and change the programs of every later
+# test. What a plain ``import jaxmarl`` does is tested in subprocesses (tests/test_cpu_rng.py).
+from jaxmarl.cpu_rng import use_fast_cpu_rng  # noqa: E402
+
+use_fast_cpu_rng()

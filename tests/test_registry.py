@@ -1,3 +1,9 @@
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 
 import jaxmarl
@@ -36,20 +42,149 @@ def test_string_entry_point_is_lazy_and_checked():
         registry.EnvSpec("Y-v0", "tests.toy_envs.CounterEnv").load()
 
 
+BUILTIN_IDS = [
+    "MPE_simple_v3",
+    "MPE_simple_tag_v3",
+    "MPE_simple_world_comm_v3",
+    "MPE_simple_spread_v3",
+    "MPE_simple_crypto_v3",
+    "MPE_simple_speaker_listener_v4",
+    "MPE_simple_push_v3",
+    "MPE_simple_adversary_v3",
+    "MPE_simple_reference_v3",
+    "MPE_simple_facmac_v1",
+    "MPE_simple_facmac_3a_v1",
+    "MPE_simple_facmac_6a_v1",
+    "MPE_simple_facmac_9a_v1",
+    "SMAX",
+    "HeuristicEnemySMAX",
+    "LearnedPolicyEnemySMAX",
+]
+
+
 def test_builtin_ids_are_jaxmarl_ids():
-    expected = {
-        "MPE_simple_v3",
-        "MPE_simple_tag_v3",
-        "MPE_simple_world_comm_v3",
-        "MPE_simple_spread_v3",
-        "MPE_simple_crypto_v3",
-        "MPE_simple_speaker_listener_v4",
-        "MPE_simple_push_v3",
-        "MPE_simple_adversary_v3",
-        "MPE_simple_reference_v3",
-        "MPE_simple_facmac_v1",
-        "MPE_simple_facmac_3a_v1",
-        "MPE_simple_facmac_6a_v1",
-        "MPE_simple_facmac_9a_v1",
-    }
-    assert expected <= set(jaxmarl.registered_envs)
+    # Other tests may add ids of their own after these; the built-in ones come first, in order.
+    assert jaxmarl.registered_envs[: len(BUILTIN_IDS)] == BUILTIN_IDS
+    assert jaxmarl.spec("SMAX").entry_point == "jaxmarl.envs.smax.smax_env:SMAX"
+
+
+def _fresh_process(code: str, cwd=None) -> dict:
+    """Run ``code`` in a new interpreter; it prints one JSON line, returned here."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+_LOADED = """
+    import json, sys
+    def loaded(prefix):
+        return sorted(m for m in sys.modules if m == prefix or m.startswith(prefix + "."))
+"""
+
+
+def test_import_jaxmarl_loads_no_env_family():
+    out = _fresh_process(
+        _LOADED
+        + """
+    import jaxmarl
+    before = loaded("jaxmarl.envs")
+    ids = list(jaxmarl.registered_envs)
+    print(json.dumps({"before": before, "after": loaded("jaxmarl.envs"), "ids": ids}))
+    """
+    )
+    assert out["before"] == []
+    # Consulting the registry loads the families' package __init__s, and none of their modules.
+    assert out["after"] == ["jaxmarl.envs", "jaxmarl.envs.mpe", "jaxmarl.envs.smax"]
+    assert out["ids"] == BUILTIN_IDS
+
+
+@pytest.mark.parametrize(("family", "other"), [("mpe", "smax"), ("smax", "mpe")])
+def test_importing_one_family_loads_nothing_of_another(family, other):
+    out = _fresh_process(
+        _LOADED
+        + f"""
+    import jaxmarl.envs.{family}
+    from jaxmarl import registry
+    print(json.dumps({{
+        "own": loaded("jaxmarl.envs.{family}"),
+        "other": loaded("jaxmarl.envs.{other}"),
+        "ids": list(registry._REGISTRY),
+    }}))
+    """
+    )
+    assert out["own"] == [f"jaxmarl.envs.{family}"]  # its env modules load on first use
+    assert out["other"] == []
+    assert out["ids"] == {"mpe": BUILTIN_IDS[:13], "smax": BUILTIN_IDS[13:]}[family]
+
+
+def test_public_names_of_a_family_load_on_first_use():
+    out = _fresh_process(
+        _LOADED
+        + """
+    from jaxmarl.envs.mpe import SimpleSpreadMPE
+    import jaxmarl.envs.mpe as mpe
+    env_modules = loaded("jaxmarl.envs.mpe")
+    print(json.dumps({
+        "modules": env_modules,
+        "class": SimpleSpreadMPE.__module__,
+        "submodule": mpe.simple_tag.__name__,
+        "all_resolve": all(hasattr(mpe, name) for name in mpe.__all__),
+        "missing": hasattr(mpe, "NotAName"),
+    }))
+    """
+    )
+    assert "jaxmarl.envs.mpe.simple_spread" in out["modules"]
+    assert "jaxmarl.envs.mpe.simple_tag" not in out["modules"]  # loaded later, by name
+    assert out["class"] == "jaxmarl.envs.mpe.simple_spread"
+    assert out["submodule"] == "jaxmarl.envs.mpe.simple_tag"
+    assert out["all_resolve"] and not out["missing"]
+
+
+def test_register_refuses_a_builtin_id_before_any_lookup():
+    out = _fresh_process(
+        """
+    import json, jaxmarl
+    try:
+        jaxmarl.register("MPE_simple_v3", "tests.toy_envs:CounterEnv")
+        message = None
+    except ValueError as error:
+        message = str(error)
+    print(json.dumps({"message": message}))
+    """
+    )
+    assert "already registered" in out["message"]
+
+
+def test_a_new_family_package_is_found_without_a_central_list(tmp_path):
+    # A family is a subpackage of jaxmarl.envs whose __init__ calls register_family; adding one
+    # needs no edit anywhere else. Here the package lives in a folder added to the path of
+    # jaxmarl.envs, as a new folder envs/<family>/ would be.
+    family = tmp_path / "toyfamily"
+    family.mkdir()
+    (family / "__init__.py").write_text(
+        "from jaxmarl.registry import register_family\n"
+        "register_family(__name__, {'ToyCounter-v0': 'counter:CounterEnv'})\n"
+    )
+    (family / "counter.py").write_text("from tests.toy_envs import CounterEnv  # noqa: F401\n")
+    out = _fresh_process(
+        _LOADED
+        + f"""
+    import jaxmarl, jaxmarl.envs
+    jaxmarl.envs.__path__.append({str(tmp_path)!r})
+    env = jaxmarl.make("ToyCounter-v0", target=3)
+    print(json.dumps({{
+        "ids": jaxmarl.registered_envs,
+        "target": env.target,
+        "toy": loaded("jaxmarl.envs.toyfamily"),
+    }}))
+    """,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert out["ids"] == [*BUILTIN_IDS, "ToyCounter-v0"]
+    assert out["target"] == 3
+    assert out["toy"] == ["jaxmarl.envs.toyfamily", "jaxmarl.envs.toyfamily.counter"]
