@@ -1,36 +1,22 @@
-"""Checkpoints of the whole training state, and of one parameter subtree on its own.
+"""Checkpoints of the whole training state (orbax ``CheckpointManager``), and of one subtree.
 
-Host-side only: call between jitted chunks, never inside one.
-
-Layout of a run's checkpoint directory (an orbax ``CheckpointManager``, one folder per step)::
+Host-side only: call between jitted chunks, never inside one. A run's checkpoint folder::
 
     RUN_DIR/checkpoints/
-      40/
-        state/                   the training-state pytree (orbax StandardCheckpointHandler)
-        metrics/metrics          what best-by-metric retention ranks by (only when configured)
-        _CHECKPOINT_METADATA     orbax's step metadata; holds the ``metadata`` given to ``save``
-      60.orbax-checkpoint-tmp-…  a write in progress, or one killed mid-way (never listed)
-      20.unreadable-…            a step that could not be restored, set aside by ``restore_latest``
+      40/state/                  the training-state pytree; orbax's files beside it hold the
+                                 ``metadata`` given to ``save`` and, when ranked, its metric
+      60.orbax-checkpoint-tmp-…  a write in progress or killed mid-way: never listed
+      20.unreadable-…            a step ``restore_latest`` could not read, set aside
 
-What orbax does and this module does not repeat: step listing, the atomic commit (each step is
-written under a temporary name and renamed when complete, so a crash never leaves a step that
-looks complete), asynchronous saving (``save`` returns once the arrays are copied to host memory,
-so the next chunk may donate them; files are written in a background thread), and retention
-(``max_to_keep``, ``keep_period``, best-by-metric).
-
-What this module adds:
-
-* restoring against a target: tree structure, shapes, dtypes and PRNG implementations are
-  checked first, and every difference is listed with the likely fix (``CheckpointMismatchError``);
-* a clear error for a step that cannot be read (truncated, damaged or missing files), naming the
-  step, the problem orbax or TensorStore found, and the earlier steps (``CheckpointCorruptError``);
-  ``restore_latest``, used to resume, falls back to the newest step that can be read. Orbax
-  detects damaged metadata and truncated or missing array data; a flipped byte inside
-  compressed array data can go unnoticed, as orbax keeps no checksum of the data;
-* zero-size leaves (which orbax refuses to write) are left out and rebuilt from the target.
-
-Orbax saves typed PRNG keys (``jax.random.key``) natively and rebuilds them on restore with the
-*saved* implementation whatever the target asks for, hence the implementation check.
+Orbax lists the steps, commits each one by renaming its temporary folder once complete, saves
+asynchronously (``save`` returns once the arrays are in host memory; a thread writes them) and
+deletes old steps by the retention settings. This module adds what orbax leaves to the caller:
+checking a checkpoint against the restore target (tree, shapes, dtypes, PRNG implementation;
+orbax would cast dtypes and restore keys with the saved implementation) with every difference
+listed; naming the step and the problem when a step cannot be read, and falling back to the
+newest readable step on resume; and leaving out zero-size leaves, which orbax refuses to write.
+Orbax detects damaged metadata and truncated or missing array files when it reads them; it keeps
+no checksum of the array data, so a flipped byte inside compressed data can go unnoticed.
 
 Example::
 
@@ -77,11 +63,7 @@ class CheckpointMismatchError(ValueError):
 def check_retention(
     max_to_keep: int | None, keep_period: int, best_mode: str, *, section: str = ""
 ) -> None:
-    """Raises ``ValueError`` naming the fix if a retention setting is invalid.
-
-    Shared by ``Checkpointer`` and ``RunConfig`` (``section="run."``), so both refuse the same
-    values with the same words.
-    """
+    """``ValueError`` naming the fix for an invalid retention setting (also ``RunConfig``'s)."""
     if max_to_keep is not None and max_to_keep < 0:
         raise ValueError(f"{section}max_to_keep must be >= 0 (0 keeps every checkpoint)")
     if keep_period < 0:
@@ -94,26 +76,19 @@ def check_retention(
 class Checkpointer:
     """Saves and restores whole training states, one orbax ``CheckpointManager`` step per save.
 
-    Saving is asynchronous: reads (``restore``, ``metadata``, step listing) and ``close`` wait for
-    pending writes first, so a checkpoint is never read half-written. Close the checkpointer (or
-    use it as a context manager) before the process exits, or the last write may be lost. Nothing
-    is created on disk until the first ``save``, so opening a checkpointer to look for a
-    checkpoint to resume from has no side effects.
+    Saves are asynchronous; reads and ``close`` wait for pending writes first. Close the
+    checkpointer (or use it as a context manager) before the process exits, or the last write
+    may be lost. Nothing is created on disk until the first ``save``.
 
     Args:
         directory: the checkpoint folder, usually ``RUN_DIR/checkpoints``.
-        max_to_keep: number of steps kept, the newest ones (or with ``best_metric`` the best
-            ones); ``0`` or ``None`` keeps every step.
-        keep_period: also keep every step that is a multiple of this (``0``: none), e.g. to
-            keep a sparse history beyond ``max_to_keep``.
+        max_to_keep: steps kept, the newest (or with ``best_metric`` the best) ones; ``0`` or
+            ``None`` keeps every step.
+        keep_period: also keep every step that is a multiple of this (``0``: none).
         best_metric: rank steps by this entry of the ``metrics`` given to ``save`` instead of by
-            recency. Steps saved without it (e.g. no evaluation in that chunk) are not ranked
-            and go once newer steps exist. The newest step is always kept as well, so that a
-            run can resume.
+            recency; steps saved without it are not ranked and go once newer steps exist. The
+            newest step is kept as well, to resume from.
         best_mode: ``"max"`` (larger is better) or ``"min"``.
-
-    Raises:
-        ValueError: an invalid retention setting (``check_retention``).
     """
 
     def __init__(
@@ -157,7 +132,9 @@ class Checkpointer:
             best_mode=best_mode,
         )
         self._manager = ocp.CheckpointManager(
-            self.directory, item_names=(_STATE_ITEM,), options=options
+            self.directory,
+            item_handlers={_STATE_ITEM: ocp.StandardCheckpointHandler()},
+            options=options,
         )
 
     # ------------------------------------------------------------------ writing
@@ -170,20 +147,18 @@ class Checkpointer:
     ) -> None:
         """Starts writing ``state`` as checkpoint ``step``; returns before the files are written.
 
-        ``state`` may be changed or donated as soon as this returns (orbax has copied it to host
-        memory). A write that fails in the background raises at the next ``save``, read or
-        ``close``.
+        ``state`` may be changed or donated once this returns (orbax holds a host copy). A
+        background write that fails raises at the next ``save``, read or ``close``.
 
         Args:
-            step: the step number, larger than every step already saved (e.g. chunks done).
+            step: larger than every step already saved (e.g. chunks done).
             state: any pytree of arrays (flax struct dataclasses, optax states, typed PRNG keys).
-            metadata: JSON-serialisable dict stored with the step (numpy and JAX scalars are
-                converted), read back with ``metadata(step)``.
-            metrics: numbers describing the step; only ``best_metric`` is kept, and only when
-                it is finite (otherwise the step is not ranked).
+            metadata: JSON-serialisable dict (numpy and JAX scalars are converted), read back
+                with ``metadata(step)``.
+            metrics: numbers describing the step; only a finite ``best_metric`` is kept.
 
         Raises:
-            ValueError: ``step`` is not after the latest saved step.
+            ValueError: ``step`` is not after the latest saved step (orbax would skip it).
             TypeError: ``step`` is not an integer, or ``metadata`` is not JSON-serialisable.
         """
         import orbax.checkpoint as ocp
@@ -191,7 +166,6 @@ class Checkpointer:
         step = _as_step(step)
         latest = self._manager.latest_step()
         if latest is not None and step <= latest:
-            # Orbax would silently skip this save.
             raise ValueError(
                 f"checkpoint step {step} is not after the latest step {latest} in "
                 f"{self.directory}; save each step once, with a step counter that keeps "
@@ -237,17 +211,13 @@ class Checkpointer:
         return steps[-1] if steps else None
 
     def restore(self, step: int | None = None, target: PyTree | None = None) -> PyTree:
-        """Reads checkpoint ``step`` (default: the latest), exactly as saved.
+        """Reads checkpoint ``step`` (default: the latest) bit-for-bit, typed PRNG keys included.
 
         Args:
             step: the step to read, or ``None`` for the latest.
-            target: a pytree of arrays or ``jax.ShapeDtypeStruct`` with the structure, shapes and
-                dtypes expected (e.g. a freshly initialised training state, or
-                ``jax.eval_shape(init, key)``); the result has the target's pytree types and
-                shardings. Without a target orbax returns nested dicts and lists of arrays.
-
-        Returns:
-            The restored pytree; values, dtypes and typed PRNG keys are bit-for-bit those saved.
+            target: arrays or ``jax.ShapeDtypeStruct`` with the expected structure, shapes and
+                dtypes (e.g. ``jax.eval_shape(init, key)``); the result takes its pytree types
+                and shardings. Without one, orbax returns nested dicts and lists of arrays.
 
         Raises:
             CheckpointNotFoundError: no checkpoint in the folder, or not for ``step``.
@@ -273,20 +243,16 @@ class Checkpointer:
         return _restore_tree(self.directory / str(step) / _STATE_ITEM, target, where, hint)
 
     def restore_latest(self, target: PyTree | None = None) -> tuple[int, PyTree]:
-        """The newest step that can be read, and its state: what resuming a run starts from.
+        """``(step, state)`` of the newest step that can be read: what a resumed run starts from.
 
         Newer steps that cannot be read are renamed to ``<step>.unreadable-<time>`` (kept for
-        inspection, no longer listed, so the resumed run can save those steps again), each with
-        a ``RuntimeWarning`` that says what was wrong.
-
-        Args:
-            target: as for ``restore``.
+        inspection; no longer listed, so the resumed run can save those steps again), each
+        with a ``RuntimeWarning`` saying what was wrong.
 
         Raises:
             CheckpointNotFoundError: there is no checkpoint.
             CheckpointCorruptError: no step can be read (each one's problem is listed).
-            CheckpointMismatchError: the checkpoint does not fit ``target`` (a changed config;
-                an earlier step would not fit either).
+            CheckpointMismatchError: as for ``restore`` (not retried: a changed config).
         """
         unreadable: list[tuple[int, CheckpointCorruptError]] = []
         for step in reversed(self.all_steps()):
@@ -327,19 +293,13 @@ class Checkpointer:
 
 # --------------------------------------------------------------------------- one subtree
 def save_params(path: str | os.PathLike, params: PyTree, *, overwrite: bool = False) -> Path:
-    """Saves one parameter subtree on its own (e.g. a shared decision trunk), atomically.
+    """Saves one parameter subtree on its own (e.g. a shared decision trunk) to ``path``.
 
-    Orbax writes the tree under a temporary name and renames it to ``path`` when complete. When
-    replacing, the new tree is written beside the old one first, so an interrupted save leaves
-    the old tree in place.
-
-    Args:
-        path: the folder to create.
-        params: a pytree of arrays, e.g. ``train_state.params["trunk"]``.
-        overwrite: replace an existing folder.
+    Orbax writes under a temporary name and renames when complete. With ``overwrite`` the new
+    tree is written beside the old one first, so an interrupted save leaves the old one.
 
     Returns:
-        ``path`` as an absolute ``Path``.
+        ``path``, absolute.
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is false.
@@ -364,15 +324,7 @@ def save_params(path: str | os.PathLike, params: PyTree, *, overwrite: bool = Fa
 
 
 def load_params(path: str | os.PathLike, target: PyTree | None = None) -> PyTree:
-    """Loads a subtree written by ``save_params``.
-
-    Args:
-        path: the folder given to ``save_params``.
-        target: optional pytree of arrays or ``jax.ShapeDtypeStruct`` to check the saved tree
-            against (structure, shapes, dtypes) and to take pytree types and shardings from.
-
-    Returns:
-        The saved subtree, bit-for-bit (nested dicts without a target).
+    """Loads a subtree written by ``save_params``, bit-for-bit; ``target`` as for ``restore``.
 
     Raises:
         CheckpointNotFoundError: ``path`` does not exist.
@@ -420,16 +372,12 @@ def _is_empty(leaf: Any) -> bool:
 
 
 def _without_empty(tree: PyTree) -> PyTree:
-    """Zero-size arrays (e.g. a feed-forward net's empty recurrent state) as ``None``.
-
-    Orbax refuses to write zero-size arrays; they hold no data, so they are left out and
-    rebuilt from the target's shape and dtype on restore.
-    """
+    """Zero-size arrays (e.g. a feed-forward net's empty recurrent state), which orbax refuses
+    to write, as ``None``; ``_with_empty`` rebuilds them from the target."""
     return jax.tree.map(lambda leaf: None if _is_empty(leaf) else leaf, tree)
 
 
 def _with_empty(restored: PyTree, target: PyTree) -> PyTree:
-    """Put back the zero-size leaves ``_without_empty`` left out, from ``target``."""
     target_leaves, treedef = jax.tree.flatten(target)
     restored_leaves = iter(jax.tree.leaves(restored))
     leaves = [
@@ -497,15 +445,7 @@ def _abstract(leaf: Any) -> Any:
 
 
 def _name(path: tuple[Any, ...]) -> str:
-    parts = []
-    for entry in path:
-        for attribute in ("key", "name", "idx"):
-            if hasattr(entry, attribute):
-                parts.append(str(getattr(entry, attribute)))
-                break
-        else:
-            parts.append(str(entry))
-    return "/".join(parts)
+    return jax.tree_util.keystr(path, simple=True, separator="/")
 
 
 def _describe(shape: tuple[int, ...], dtype: Any) -> str:
