@@ -34,6 +34,7 @@ TINY = [
         (["env.num_envs=3"], "not a whole number of updates"),
         (["--resum", "x"], "unknown option '--resum'"),
         (["run.seed"], "arguments are key=value"),
+        (["run.keep_best_mode=best"], "run.keep_best_mode must be one of ('max', 'min')"),
     ],
 )
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):

@@ -1,58 +1,40 @@
-"""Checkpoints of the whole training state, and of one parameter subtree on its own.
+"""Checkpoints of the whole training state (orbax ``CheckpointManager``), and of one subtree.
 
-Host-side only: call between jitted chunks, never inside one.
-
-Layout of a run's checkpoint directory (one orbax ``CheckpointManager`` step per folder)::
+Host-side only: call between jitted chunks, never inside one. A run's checkpoint folder::
 
     RUN_DIR/checkpoints/
-      40/                          a complete step (only complete steps have this name)
-        state/                     the training-state pytree (orbax StandardCheckpointHandler)
-        metadata/metadata          the JSON ``metadata`` dict given to ``save``
-        commit_success.txt         written by orbax just before the final rename
-        _CHECKPOINT_METADATA
-        jaxmarl_manifest.json      size and sha256 of every file above (integrity check)
-      60.orbax-checkpoint-tmp-…    a write in progress, or one killed mid-way (never read)
+      40/state/                  the training-state pytree; orbax's files beside it hold the
+                                 ``metadata`` given to ``save`` and, when ranked, its metric
+      60.orbax-checkpoint-tmp-…  a write in progress or killed mid-way: never listed
+      20.unreadable-…            a step ``restore_latest`` could not read, set aside
 
-Atomicity. Orbax writes each step into ``<step>.orbax-checkpoint-tmp-<time>``, writes
-``commit_success.txt`` inside it, then renames the folder to ``<step>`` (one POSIX ``rename``,
-``orbax.checkpoint._src.path.atomicity.AtomicRenameTemporaryPath``, the default for local
-disks). A crash mid-write therefore leaves a ``*.orbax-checkpoint-tmp-*`` folder, which orbax
-never lists as a step and which this module deletes on the next save. This module adds two
-guards for what the rename cannot cover:
-
-* a step folder without ``commit_success.txt`` (copied half-way, or written by hand or by a file
-  system without atomic rename) is *incomplete*: ``latest_step``/``all_steps`` skip it and the next
-  ``save`` renames it to ``<step>.incomplete-<time>`` (orbax alone would count it as the newest
-  step and could delete the last good one to respect ``max_to_keep``);
-* ``jaxmarl_manifest.json`` records every file's size and sha256 right after the write; ``restore``
-  checks it first, so a truncated or damaged file is reported by name before anything is read.
-  A step without a manifest (a crash between orbax's rename and the manifest write) still
-  restores: orbax's own commit marker says it is complete.
-
-PRNG keys. Orbax (0.12) saves new-style typed keys (``jax.random.key``) natively: it stores the
-``uint32`` key data and the implementation name (``random_key_impl`` in the array metadata) and
-rebuilds the typed key on restore, so no conversion is needed. Orbax restores the *saved*
-implementation even when the target asks for another one, so ``restore`` checks the restored
-dtypes against the target and reports a changed implementation as a mismatch.
+Orbax lists the steps, commits each one by renaming its temporary folder once complete, saves
+asynchronously (``save`` returns once the arrays are in host memory; a thread writes them) and
+deletes old steps by the retention settings. This module adds what orbax leaves to the caller:
+checking a checkpoint against the restore target (tree, shapes, dtypes, PRNG implementation;
+orbax would cast dtypes and restore keys with the saved implementation) with every difference
+listed; naming the step and the problem when a step cannot be read, and falling back to the
+newest readable step on resume; and leaving out zero-size leaves, which orbax refuses to write.
+Orbax detects damaged metadata and truncated or missing array files when it reads them; it keeps
+no checksum of the array data, so a flipped byte inside compressed data can go unnoticed.
 
 Example::
 
-    ckpt = Checkpointer(run_dir / "checkpoints", max_to_keep=3)
-    ckpt.save(step, train_state, metadata={"env_steps": env_steps})
-    train_state = ckpt.restore(target=train_state)  # the latest step, checked against the target
+    with Checkpointer(run_dir / "checkpoints", max_to_keep=3) as ckpt:
+        ckpt.save(step, train_state, metadata={"env_steps": env_steps})
+    step, train_state = Checkpointer(run_dir / "checkpoints").restore_latest(target=train_state)
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 import operator
 import os
 import shutil
 import time
-import uuid
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,113 +43,155 @@ import numpy as np
 
 PyTree = Any
 
-MANIFEST_FILE = "jaxmarl_manifest.json"
-_COMMIT_FILE = "commit_success.txt"
-_ORBAX_TMP_MARKER = ".orbax-checkpoint-tmp"
+BEST_MODES = ("max", "min")
 _STATE_ITEM = "state"
-_METADATA_ITEM = "metadata"
 _MAX_LISTED = 5  # mismatching paths listed in an error message
 
 
 class CheckpointNotFoundError(FileNotFoundError):
-    """There is no (complete) checkpoint where one was asked for."""
+    """There is no checkpoint where one was asked for."""
 
 
 class CheckpointCorruptError(RuntimeError):
-    """A checkpoint exists but cannot be read: incomplete, truncated or damaged."""
+    """A checkpoint exists but cannot be read: truncated, damaged or incomplete."""
 
 
 class CheckpointMismatchError(ValueError):
     """A checkpoint's tree structure, shapes or dtypes differ from the restore target."""
 
 
+def check_retention(
+    max_to_keep: int | None, keep_period: int, best_mode: str, *, section: str = ""
+) -> None:
+    """``ValueError`` naming the fix for an invalid retention setting (also ``RunConfig``'s)."""
+    if max_to_keep is not None and max_to_keep < 0:
+        raise ValueError(f"{section}max_to_keep must be >= 0 (0 keeps every checkpoint)")
+    if keep_period < 0:
+        raise ValueError(f"{section}keep_period must be >= 0 (0: no checkpoints kept by period)")
+    if best_mode not in BEST_MODES:
+        raise ValueError(f"{section}keep_best_mode must be one of {BEST_MODES}, got {best_mode!r}")
+
+
 # --------------------------------------------------------------------------- the manager
 class Checkpointer:
-    """Saves and restores whole training states, one folder per step (orbax ``CheckpointManager``).
+    """Saves and restores whole training states, one orbax ``CheckpointManager`` step per save.
 
-    Nothing is created on disk until the first ``save``, so opening a checkpointer to look for a
-    checkpoint to resume from has no side effects.
+    Saves are asynchronous; reads and ``close`` wait for pending writes first. Close the
+    checkpointer (or use it as a context manager) before the process exits, or the last write
+    may be lost. Nothing is created on disk until the first ``save``.
 
     Args:
         directory: the checkpoint folder, usually ``RUN_DIR/checkpoints``.
-        max_to_keep: number of most recent steps kept (older ones are deleted after each save);
+        max_to_keep: steps kept, the newest (or with ``best_metric`` the best) ones; ``0`` or
             ``None`` keeps every step.
-
-    Raises:
-        ValueError: ``max_to_keep`` is not a positive integer or ``None``.
+        keep_period: also keep every step that is a multiple of this (``0``: none).
+        best_metric: rank steps by this entry of the ``metrics`` given to ``save`` instead of by
+            recency; steps saved without it are not ranked and go once newer steps exist. The
+            newest step is kept as well, to resume from.
+        best_mode: ``"max"`` (larger is better) or ``"min"``.
     """
 
-    def __init__(self, directory: str | os.PathLike, max_to_keep: int | None = 3) -> None:
-        if max_to_keep is not None and (not isinstance(max_to_keep, int) or max_to_keep < 1):
-            raise ValueError(
-                f"max_to_keep={max_to_keep!r} must be a positive integer, or None to keep every "
-                f"checkpoint"
-            )
-        # Orbax requires absolute paths.
-        self.directory = Path(directory).expanduser().absolute()
-        self.max_to_keep = max_to_keep
-        self._manager = None
-
-    # ------------------------------------------------------------------ writing
-    def save(self, step: int, state: PyTree, metadata: Mapping[str, Any] | None = None) -> Path:
-        """Writes ``state`` (and ``metadata``) as checkpoint ``step``; returns when it is on disk.
-
-        Args:
-            step: the step number, larger than every step already saved (e.g. the update count).
-            state: any pytree of arrays (flax struct dataclasses, optax states, typed PRNG keys).
-            metadata: JSON-serialisable dict stored next to the state (numpy and JAX scalars are
-                converted), read back with ``metadata(step)``.
-
-        Returns:
-            The step's folder.
-
-        Raises:
-            ValueError: ``step`` is not after the latest saved step, or ``metadata`` is not JSON.
-        """
-        step = _as_step(step)
-        metadata_json = _to_json_dict(metadata or {}, what="checkpoint metadata")
-        steps = self.all_steps()
-        if step in steps:
-            raise ValueError(
-                f"checkpoint step {step} already exists in {self.directory}; save each step once "
-                f"(use a step counter that keeps increasing after a resume)"
-            )
-        if steps and step < steps[-1]:
-            # Orbax would silently skip this save; a later step from another history would hide it.
-            raise ValueError(
-                f"checkpoint step {step} is older than the latest step {steps[-1]} in "
-                f"{self.directory}; resume from the latest step, or delete the later step folders "
-                f"{[s for s in steps if s > step]} if this run really replaces them"
-            )
-        if self._manager is None:
-            self._quarantine_incomplete_steps()
-            self._manager = self._make_manager()
-
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        *,
+        max_to_keep: int | None = 3,
+        keep_period: int = 0,
+        best_metric: str = "",
+        best_mode: str = "max",
+    ) -> None:
+        check_retention(max_to_keep, keep_period, best_mode)
         import orbax.checkpoint as ocp
 
-        args = ocp.args.Composite(
-            **{
-                _STATE_ITEM: ocp.args.StandardSave(_without_empty(state)),
-                _METADATA_ITEM: ocp.args.JsonSave(metadata_json),
-            }
+        policies = ocp.checkpoint_managers
+        # Orbax requires absolute paths.
+        self.directory = Path(directory).expanduser().absolute()
+        self.best_metric = best_metric
+        keep = max_to_keep or None
+        if best_metric:
+            retention = [
+                policies.BestN(
+                    get_metric_fn=operator.itemgetter(best_metric),
+                    reverse=best_mode == "min",
+                    n=keep,
+                    keep_checkpoints_without_metrics=False,
+                ),
+                policies.LatestN(n=1),
+            ]
+        else:
+            retention = [policies.LatestN(n=keep)]
+        if keep_period:
+            retention.append(policies.EveryNSteps(interval_steps=keep_period))
+        options = ocp.CheckpointManagerOptions(
+            create=False,  # the first save creates the folder
+            cleanup_tmp_directories=True,  # leftover temporary folders are interrupted writes
+            enable_async_checkpointing=True,
+            preservation_policy=policies.AnyPreservationPolicy(retention),
+            # Set so that orbax writes and reads the metrics that BestN ranks.
+            best_fn=operator.itemgetter(best_metric) if best_metric else None,
+            best_mode=best_mode,
         )
-        saved = self._manager.save(step, args=args)
-        self._manager.wait_until_finished()
+        self._manager = ocp.CheckpointManager(
+            self.directory,
+            item_handlers={_STATE_ITEM: ocp.StandardCheckpointHandler()},
+            options=options,
+        )
+
+    # ------------------------------------------------------------------ writing
+    def save(
+        self,
+        step: int,
+        state: PyTree,
+        metadata: Mapping[str, Any] | None = None,
+        metrics: Mapping[str, float] | None = None,
+    ) -> None:
+        """Starts writing ``state`` as checkpoint ``step``; returns before the files are written.
+
+        ``state`` may be changed or donated once this returns (orbax holds a host copy). A
+        background write that fails raises at the next ``save``, read or ``close``.
+
+        Args:
+            step: larger than every step already saved (e.g. chunks done).
+            state: any pytree of arrays (flax struct dataclasses, optax states, typed PRNG keys).
+            metadata: JSON-serialisable dict (numpy and JAX scalars are converted), read back
+                with ``metadata(step)``.
+            metrics: numbers describing the step; only a finite ``best_metric`` is kept.
+
+        Raises:
+            ValueError: ``step`` is not after the latest saved step (orbax would skip it).
+            TypeError: ``step`` is not an integer, or ``metadata`` is not JSON-serialisable.
+        """
+        import orbax.checkpoint as ocp
+
+        step = _as_step(step)
+        latest = self._manager.latest_step()
+        if latest is not None and step <= latest:
+            raise ValueError(
+                f"checkpoint step {step} is not after the latest step {latest} in "
+                f"{self.directory}; save each step once, with a step counter that keeps "
+                f"increasing after a resume"
+            )
+        value = (metrics or {}).get(self.best_metric) if self.best_metric else None
+        ranked = value is not None and math.isfinite(float(value))
+        saved = self._manager.save(
+            step,
+            args=ocp.args.Composite(**{_STATE_ITEM: ocp.args.StandardSave(_without_empty(state))}),
+            metrics={self.best_metric: float(value)} if ranked else None,
+            custom_metadata=_to_json_dict(metadata or {}, what="checkpoint metadata"),
+        )
         if not saved:
             raise RuntimeError(
-                f"orbax declined to save step {step} in {self.directory} (its save policy); "
-                f"this is a bug in jaxmarl.training.checkpoint, please report it"
+                f"orbax declined to save step {step} in {self.directory}; this is a bug in "
+                f"jaxmarl.training.checkpoint, please report it"
             )
-        step_dir = self._step_dir(step)
-        _write_manifest(step_dir)
-        return step_dir
+
+    def wait(self) -> None:
+        """Blocks until pending writes are on disk; raises what a background write raised."""
+        self._manager.wait_until_finished()
 
     def close(self) -> None:
         """Waits for pending writes and releases orbax's threads."""
-        if self._manager is not None:
-            self._manager.wait_until_finished()
-            self._manager.close()
-            self._manager = None
+        self._manager.close()
 
     def __enter__(self) -> Checkpointer:
         return self
@@ -177,151 +201,105 @@ class Checkpointer:
 
     # ------------------------------------------------------------------ reading
     def all_steps(self) -> list[int]:
-        """Complete checkpoint steps, oldest first (``[]`` when the folder does not exist)."""
-        return sorted(
-            int(path.name) for path in self._step_dirs() if (path / _COMMIT_FILE).is_file()
-        )
+        """Saved steps, oldest first (``[]`` when the folder does not exist)."""
+        self.wait()
+        return list(self._manager.all_steps())
 
     def latest_step(self) -> int | None:
-        """The newest complete step, or ``None`` if there is none (incomplete ones are skipped)."""
+        """The newest saved step, or ``None`` if there is none."""
         steps = self.all_steps()
         return steps[-1] if steps else None
 
     def restore(self, step: int | None = None, target: PyTree | None = None) -> PyTree:
-        """Reads checkpoint ``step`` (default: the latest complete one), exactly as saved.
+        """Reads checkpoint ``step`` (default: the latest) bit-for-bit, typed PRNG keys included.
 
         Args:
             step: the step to read, or ``None`` for the latest.
-            target: a pytree of arrays or ``jax.ShapeDtypeStruct`` with the structure, shapes and
-                dtypes expected (e.g. a freshly initialised training state, or
-                ``jax.eval_shape(init, key)``); the result has the target's pytree types and
-                shardings. Without a target orbax returns nested dicts and lists of arrays.
-
-        Returns:
-            The restored pytree; values, dtypes and typed PRNG keys are bit-for-bit those saved.
+            target: arrays or ``jax.ShapeDtypeStruct`` with the expected structure, shapes and
+                dtypes (e.g. ``jax.eval_shape(init, key)``); the result takes its pytree types
+                and shardings. Without one, orbax returns nested dicts and lists of arrays.
 
         Raises:
             CheckpointNotFoundError: no checkpoint in the folder, or not for ``step``.
-            CheckpointCorruptError: the step is incomplete or a file is missing or damaged.
+            CheckpointCorruptError: a file of the step is missing, truncated or damaged.
             CheckpointMismatchError: the checkpoint does not fit ``target``.
         """
-        step = self._resolve_step(step)
-        step_dir = self._step_dir(step)
+        steps = self.all_steps()
+        if not steps:
+            raise self._not_found()
+        step = steps[-1] if step is None else _as_step(step)
+        if step not in steps:
+            raise CheckpointNotFoundError(
+                f"no checkpoint for step {step} in {self.directory}; saved steps: {steps}"
+            )
+        earlier = [s for s in steps if s < step]
+        hint = (
+            f"earlier steps: {earlier} (restore one with step={earlier[-1]}; resuming falls "
+            f"back to it)"
+            if earlier
+            else "no earlier step exists; start a new run without --resume"
+        )
         where = f"checkpoint step {step} in {self.directory}"
-        hint = self._earlier_steps_hint(step)
-        _verify_manifest(step_dir, where=where, hint=hint)
-        return _restore_tree(step_dir / _STATE_ITEM, target, where=where, hint=hint)
+        return _restore_tree(self.directory / str(step) / _STATE_ITEM, target, where, hint)
+
+    def restore_latest(self, target: PyTree | None = None) -> tuple[int, PyTree]:
+        """``(step, state)`` of the newest step that can be read: what a resumed run starts from.
+
+        Newer steps that cannot be read are renamed to ``<step>.unreadable-<time>`` (kept for
+        inspection; no longer listed, so the resumed run can save those steps again), each
+        with a ``RuntimeWarning`` saying what was wrong.
+
+        Raises:
+            CheckpointNotFoundError: there is no checkpoint.
+            CheckpointCorruptError: no step can be read (each one's problem is listed).
+            CheckpointMismatchError: as for ``restore`` (not retried: a changed config).
+        """
+        unreadable: list[tuple[int, CheckpointCorruptError]] = []
+        for step in reversed(self.all_steps()):
+            try:
+                state = self.restore(step, target)
+            except CheckpointCorruptError as error:
+                unreadable.append((step, error))
+                continue
+            for bad, error in unreadable:
+                aside = self.directory / f"{bad}.unreadable-{time.time_ns()}"
+                (self.directory / str(bad)).rename(aside)
+                warnings.warn(
+                    f"{error}\nRenamed it to {aside.name}; resuming from step {step}.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            self._manager.reload()
+            return step, state
+        if not unreadable:
+            raise self._not_found()
+        listed = "\n  ".join(str(error) for _, error in unreadable)
+        raise CheckpointCorruptError(f"no checkpoint in {self.directory} can be read:\n  {listed}")
 
     def metadata(self, step: int | None = None) -> dict[str, Any]:
-        """The ``metadata`` dict saved with ``step`` (default: the latest complete step)."""
-        step = self._resolve_step(step)
-        path = self._step_dir(step) / _METADATA_ITEM / "metadata"
-        try:
-            return json.loads(path.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as error:
-            raise CheckpointCorruptError(
-                f"metadata of checkpoint step {step} is unreadable ({path}: {error}); "
-                f"{self._earlier_steps_hint(step)}"
-            ) from error
-
-    # ------------------------------------------------------------------ helpers
-    def _make_manager(self):
-        import orbax.checkpoint as ocp
-
-        options = ocp.CheckpointManagerOptions(
-            max_to_keep=self.max_to_keep,
-            create=True,
-            # save() is documented as blocking; a synchronous save also keeps the manifest
-            # right after the data.
-            enable_async_checkpointing=False,
-            # Leftover *.orbax-checkpoint-tmp-* folders are interrupted writes: never a checkpoint.
-            cleanup_tmp_directories=True,
-        )
-        return ocp.CheckpointManager(
-            self.directory, item_names=(_STATE_ITEM, _METADATA_ITEM), options=options
-        )
-
-    def _step_dir(self, step: int) -> Path:
-        return self.directory / str(step)
-
-    def _step_dirs(self) -> Iterator[Path]:
-        if not self.directory.is_dir():
-            return iter(())
-        return (p for p in self.directory.iterdir() if p.name.isdigit() and p.is_dir())
-
-    def _incomplete_steps(self) -> list[int]:
-        return sorted(int(p.name) for p in self._step_dirs() if not (p / _COMMIT_FILE).is_file())
-
-    def _quarantine_incomplete_steps(self) -> None:
-        # Renamed, not deleted: the folder may be the only trace of what went wrong.
-        for step in self._incomplete_steps():
-            source = self._step_dir(step)
-            dest = self.directory / f"{step}.incomplete-{time.time_ns()}"
-            warnings.warn(
-                f"checkpoint step folder {source} is incomplete (no {_COMMIT_FILE}: its write was "
-                f"interrupted or it was copied partially); renamed to {dest.name} so that it is "
-                f"neither restored nor counted by max_to_keep",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-            source.rename(dest)
-
-    def _resolve_step(self, step: int | None) -> int:
-        if not self.directory.is_dir():
-            raise CheckpointNotFoundError(
-                f"no checkpoint in {self.directory} (the folder does not exist); start without "
-                f"--resume, or point --resume at the run directory that has it"
-            )
-        steps = self.all_steps()
+        """The ``metadata`` dict saved with ``step`` (default: the latest step)."""
+        step = self.latest_step() if step is None else _as_step(step)
         if step is None:
-            if not steps:
-                incomplete = self._incomplete_steps()
-                extra = (
-                    f" (incomplete step folders {incomplete} were skipped: their writes were "
-                    f"interrupted)"
-                    if incomplete
-                    else ""
-                )
-                raise CheckpointNotFoundError(
-                    f"no checkpoint in {self.directory}{extra}; start without --resume"
-                )
-            return steps[-1]
-        step = _as_step(step)
-        if step in steps:
-            return step
-        if step in self._incomplete_steps():
-            raise CheckpointCorruptError(
-                f"checkpoint step {step} in {self.directory} is incomplete (no {_COMMIT_FILE}: its "
-                f"write was interrupted); {self._earlier_steps_hint(step)}"
-            )
-        raise CheckpointNotFoundError(
-            f"no checkpoint for step {step} in {self.directory}; complete steps: {steps or 'none'}"
-        )
+            raise self._not_found()
+        self.wait()
+        return dict(self._manager.metadata(step).custom_metadata or {})
 
-    def _earlier_steps_hint(self, step: int) -> str:
-        earlier = [s for s in self.all_steps() if s < step]
-        if not earlier:
-            return "no earlier complete step exists; start a new run without --resume"
-        return f"earlier complete steps: {earlier} (restore one with step={earlier[-1]})"
+    def _not_found(self) -> CheckpointNotFoundError:
+        missing = "" if self.directory.is_dir() else " (the folder does not exist)"
+        return CheckpointNotFoundError(
+            f"no checkpoint in {self.directory}{missing}; start without --resume"
+        )
 
 
 # --------------------------------------------------------------------------- one subtree
 def save_params(path: str | os.PathLike, params: PyTree, *, overwrite: bool = False) -> Path:
-    """Saves one parameter subtree on its own (e.g. a shared decision trunk), atomically.
+    """Saves one parameter subtree on its own (e.g. a shared decision trunk) to ``path``.
 
-    The tree is written by orbax into a hidden sibling folder ``.NAME.partial-<id>`` together with
-    its manifest, then renamed to ``path``; an interrupted save leaves only that hidden folder.
-
-    Args:
-        path: the folder to create.
-        params: a pytree of arrays, e.g. ``train_state.params["trunk"]``.
-        overwrite: replace an existing folder. The old one is renamed aside first and deleted
-            only once the new one is in place.
+    Orbax writes under a temporary name and renames when complete. With ``overwrite`` the new
+    tree is written beside the old one first, so an interrupted save leaves the old one.
 
     Returns:
-        ``path`` as an absolute ``Path``.
+        ``path``, absolute.
 
     Raises:
         FileExistsError: ``path`` exists and ``overwrite`` is false.
@@ -334,46 +312,32 @@ def save_params(path: str | os.PathLike, params: PyTree, *, overwrite: bool = Fa
             f"{path} already exists; choose a new path or pass overwrite=True to replace it"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.parent / f".{path.name}.partial-{uuid.uuid4().hex[:8]}"
+    written = path.with_name(f".{path.name}.new") if path.exists() else path
     with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
-        checkpointer.save(staging, args=ocp.args.StandardSave(_without_empty(params)))
-    _write_manifest(staging)
-    if path.exists():
-        retired = path.parent / f".{path.name}.replaced-{uuid.uuid4().hex[:8]}"
-        path.rename(retired)
-        staging.rename(path)
+        # force: replace what an interrupted overwrite left at ``written``.
+        checkpointer.save(written, args=ocp.args.StandardSave(_without_empty(params)), force=True)
+    if written != path:
+        retired = path.rename(path.with_name(f".{path.name}.old"))
+        written.rename(path)
         shutil.rmtree(retired)
-    else:
-        staging.rename(path)
     return path
 
 
 def load_params(path: str | os.PathLike, target: PyTree | None = None) -> PyTree:
-    """Loads a subtree written by ``save_params``.
-
-    Args:
-        path: the folder given to ``save_params``.
-        target: optional pytree of arrays or ``jax.ShapeDtypeStruct`` to check the saved tree
-            against (structure, shapes, dtypes) and to take pytree types and shardings from.
-
-    Returns:
-        The saved subtree, bit-for-bit (nested dicts without a target).
+    """Loads a subtree written by ``save_params``, bit-for-bit; ``target`` as for ``restore``.
 
     Raises:
-        CheckpointNotFoundError: ``path`` is not a saved subtree.
+        CheckpointNotFoundError: ``path`` does not exist.
         CheckpointCorruptError: a file is missing or damaged.
         CheckpointMismatchError: the saved tree does not fit ``target``.
     """
     path = Path(path).expanduser().absolute()
-    if not (path / _COMMIT_FILE).is_file():
-        state = "does not exist" if not path.exists() else "is not a complete saved subtree"
+    if not path.is_dir():
         raise CheckpointNotFoundError(
-            f"{path} {state}; give the folder written by save_params (check the path)"
+            f"{path} does not exist; give the folder written by save_params (check the path)"
         )
-    where = f"saved parameters {path}"
     hint = "save them again from the run that produced them"
-    _verify_manifest(path, where=where, hint=hint)
-    return _restore_tree(path, target, where=where, hint=hint, config_hint=False)
+    return _restore_tree(path, target, f"saved parameters {path}", hint, config_hint=False)
 
 
 # --------------------------------------------------------------------------- internals
@@ -391,9 +355,7 @@ def _as_step(step: Any) -> int:
 
 def _to_json_dict(mapping: Mapping[str, Any], *, what: str) -> dict[str, Any]:
     def default(value: Any) -> Any:
-        if isinstance(value, np.generic | np.ndarray | jax.Array) and np.ndim(value) == 0:
-            return np.asarray(value).item()
-        if isinstance(value, np.ndarray | jax.Array):
+        if isinstance(value, np.generic | np.ndarray | jax.Array):
             return np.asarray(value).tolist()
         if isinstance(value, os.PathLike):
             return os.fspath(value)
@@ -405,67 +367,17 @@ def _to_json_dict(mapping: Mapping[str, Any], *, what: str) -> dict[str, Any]:
     return json.loads(json.dumps(dict(mapping), default=default))
 
 
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _write_manifest(root: Path) -> None:
-    files = {
-        str(p.relative_to(root)): {"size": p.stat().st_size, "sha256": _file_digest(p)}
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != MANIFEST_FILE
-    }
-    # Write then rename, so a reader never sees half a manifest.
-    partial = root / f".{MANIFEST_FILE}.partial"
-    with partial.open("w") as handle:
-        json.dump({"version": 1, "files": files}, handle, indent=1)
-        handle.flush()
-        os.fsync(handle.fileno())
-    partial.replace(root / MANIFEST_FILE)
-
-
-def _verify_manifest(root: Path, *, where: str, hint: str) -> None:
-    manifest_path = root / MANIFEST_FILE
-    if not manifest_path.is_file():
-        return  # written after orbax's commit; a crash in between leaves a complete checkpoint
-    try:
-        files = json.loads(manifest_path.read_text())["files"]
-    except (OSError, ValueError, KeyError) as error:
-        raise CheckpointCorruptError(
-            f"{where}: its manifest {manifest_path} is unreadable ({error}); {hint}"
-        ) from error
-    for name, expected in files.items():
-        file = root / name
-        if not file.is_file():
-            problem = "is missing"
-        elif file.stat().st_size != expected["size"]:
-            problem = f"has {file.stat().st_size} bytes instead of {expected['size']} (truncated?)"
-        elif _file_digest(file) != expected["sha256"]:
-            problem = "has the right size but different contents (damaged)"
-        else:
-            continue
-        raise CheckpointCorruptError(f"{where} is corrupt: file {file} {problem}; {hint}")
-
-
 def _is_empty(leaf: Any) -> bool:
-    return hasattr(leaf, "shape") and int(np.prod(leaf.shape)) == 0
+    return hasattr(leaf, "shape") and math.prod(leaf.shape) == 0
 
 
 def _without_empty(tree: PyTree) -> PyTree:
-    """Zero-size arrays (e.g. a feed-forward net's empty recurrent state) as ``None``.
-
-    Orbax refuses to write zero-size arrays; they hold no data, so they are left out and
-    rebuilt from the target's shape and dtype on restore.
-    """
+    """Zero-size arrays (e.g. a feed-forward net's empty recurrent state), which orbax refuses
+    to write, as ``None``; ``_with_empty`` rebuilds them from the target."""
     return jax.tree.map(lambda leaf: None if _is_empty(leaf) else leaf, tree)
 
 
 def _with_empty(restored: PyTree, target: PyTree) -> PyTree:
-    """Put back the zero-size leaves ``_without_empty`` left out, from ``target``."""
     target_leaves, treedef = jax.tree.flatten(target)
     restored_leaves = iter(jax.tree.leaves(restored))
     leaves = [
@@ -475,12 +387,20 @@ def _with_empty(restored: PyTree, target: PyTree) -> PyTree:
     return jax.tree.unflatten(treedef, leaves)
 
 
+def _root_cause(error: BaseException) -> str:
+    """The innermost error's first line: TensorStore names the array and the problem there."""
+    while (error.__cause__ or error.__context__) is not None:
+        error = error.__cause__ or error.__context__
+    lines = str(error).splitlines() or [""]
+    return f"{type(error).__name__}: {lines[0][:400]}"
+
+
 def _restore_tree(
-    directory: Path, target: PyTree | None, *, where: str, hint: str, config_hint: bool = True
+    directory: Path, target: PyTree | None, where: str, hint: str, *, config_hint: bool = True
 ) -> PyTree:
     if target is not None and any(_is_empty(leaf) for leaf in jax.tree.leaves(target)):
         stripped = _restore_tree(
-            directory, _without_empty(target), where=where, hint=hint, config_hint=config_hint
+            directory, _without_empty(target), where, hint, config_hint=config_hint
         )
         return _with_empty(stripped, target)
     import orbax.checkpoint as ocp
@@ -490,25 +410,30 @@ def _restore_tree(
         saved_tree = ocp.StandardCheckpointHandler().metadata(epath.Path(directory)).tree
     except Exception as error:  # orbax raises many types; all mean "cannot read this folder"
         raise CheckpointCorruptError(
-            f"{where}: cannot read its tree metadata {directory / '_METADATA'} "
-            f"({type(error).__name__}: "
-            f"{error}); {hint}"
+            f"{where} cannot be read: its tree metadata {directory / '_METADATA'} is "
+            f"unreadable ({_root_cause(error)}); {hint}"
         ) from error
     if target is not None:
-        _check_matches(saved_tree, target, where=where, config_hint=config_hint)
-        args = ocp.args.StandardRestore(jax.tree.map(_abstract, target))
-    else:
-        args = ocp.args.StandardRestore()
+        _check_matches(saved_tree, target, where, config_hint)
+    abstract = None if target is None else jax.tree.map(_abstract, target)
     try:
         with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
-            restored = checkpointer.restore(directory, args=args)
-    except Exception as error:  # tensorstore errors name the damaged file in their message
+            restored = checkpointer.restore(directory, args=ocp.args.StandardRestore(abstract))
+    except Exception as error:  # TensorStore's errors name the array and what is wrong
         raise CheckpointCorruptError(
-            f"{where}: reading {directory} failed ({type(error).__name__}: {str(error)[:500]}); "
-            f"{hint}"
+            f"{where} cannot be read: its arrays in {directory} are damaged "
+            f"({_root_cause(error)}); {hint}"
         ) from error
     if target is not None:
-        _check_restored_dtypes(restored, target, where=where, config_hint=config_hint)
+        # Orbax restores typed keys with the *saved* implementation whatever the target says.
+        problems = [
+            f"{_name(path)}: saved {got.dtype}, expected {want.dtype}"
+            for (path, got), want in zip(
+                jax.tree_util.tree_flatten_with_path(restored)[0], jax.tree.leaves(abstract)
+            )
+            if got.dtype != want.dtype
+        ]
+        _raise_mismatch(problems, where, config_hint)
     return restored
 
 
@@ -519,80 +444,44 @@ def _abstract(leaf: Any) -> Any:
     return jax.ShapeDtypeStruct(array.shape, array.dtype)
 
 
-def _path_names(path: tuple[Any, ...]) -> tuple[str, ...]:
-    names = []
-    for entry in path:
-        for attribute in ("key", "name", "idx"):
-            if hasattr(entry, attribute):
-                names.append(str(getattr(entry, attribute)))
-                break
-        else:
-            names.append(str(entry))
-    return tuple(names)
-
-
-def _is_key(dtype: Any) -> bool:
-    return jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key)
+def _name(path: tuple[Any, ...]) -> str:
+    return jax.tree_util.keystr(path, simple=True, separator="/")
 
 
 def _describe(shape: tuple[int, ...], dtype: Any) -> str:
     return f"{dtype}[{', '.join(map(str, shape))}]"
 
 
-def _expected_storage(leaf: Any) -> tuple[tuple[int, ...], Any, str]:
-    """(stored shape, stored dtype, description) of one target leaf; typed keys store key data."""
-    leaf = _abstract(leaf)
-    if _is_key(leaf.dtype):
-        data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(leaf.shape, leaf.dtype))
-        return tuple(data.shape), np.dtype(data.dtype), _describe(leaf.shape, leaf.dtype)
-    return tuple(leaf.shape), np.dtype(leaf.dtype), _describe(leaf.shape, leaf.dtype)
-
-
-def _flat(tree: PyTree) -> dict[tuple[str, ...], Any]:
-    return {_path_names(path): leaf for path, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]}
-
-
-def _check_matches(saved_tree: PyTree, target: PyTree, *, where: str, config_hint: bool) -> None:
-    saved, expected = _flat(saved_tree), _flat(target)
+def _check_matches(saved_tree: PyTree, target: PyTree, where: str, config_hint: bool) -> None:
+    flat = jax.tree_util.tree_flatten_with_path
+    saved = {_name(path): leaf for path, leaf in flat(saved_tree)[0]}
+    expected = {_name(path): _abstract(leaf) for path, leaf in flat(target)[0]}
     problems = []
     for name, leaf in expected.items():
-        shape, dtype, description = _expected_storage(leaf)
+        description = _describe(leaf.shape, leaf.dtype)
+        stored = leaf
+        if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):  # stored as its key data
+            stored = jax.eval_shape(
+                jax.random.key_data, jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+            )
+            description += f" = key data {_describe(stored.shape, stored.dtype)}"
         if name not in saved:
-            problems.append(f"{'/'.join(name)}: not in the checkpoint (expected {description})")
+            problems.append(f"{name}: not in the checkpoint (expected {description})")
             continue
-        saved_shape = tuple(getattr(saved[name], "shape", ()) or ())
-        saved_dtype = getattr(saved[name], "dtype", None)
-        if saved_shape != shape or (saved_dtype is not None and np.dtype(saved_dtype) != dtype):
-            saved_description = _describe(saved_shape, saved_dtype)
-            if _is_key(_abstract(leaf).dtype):
-                description += f" = key data {_describe(shape, dtype)}"
-            problems.append(f"{'/'.join(name)}: saved {saved_description}, expected {description}")
+        shape = tuple(getattr(saved[name], "shape", ()) or ())
+        dtype = getattr(saved[name], "dtype", None)
+        if shape != tuple(stored.shape) or (dtype is not None and np.dtype(dtype) != stored.dtype):
+            problems.append(f"{name}: saved {_describe(shape, dtype)}, expected {description}")
     problems += [
-        f"{'/'.join(name)}: in the checkpoint but not in the target"
-        for name in saved
-        if name not in expected
+        f"{name}: in the checkpoint but not in the target"
+        for name in saved.keys() - expected.keys()
     ]
-    if problems:
-        _raise_mismatch(problems, where=where, config_hint=config_hint)
+    _raise_mismatch(problems, where, config_hint)
 
 
-def _check_restored_dtypes(
-    restored: PyTree, target: PyTree, *, where: str, config_hint: bool
-) -> None:
-    # Orbax restores typed keys with the *saved* implementation whatever the target says.
-    problems = [
-        f"{'/'.join(_path_names(path))}: saved {got.dtype}, expected {want.dtype}"
-        for (path, got), want in zip(
-            jax.tree_util.tree_flatten_with_path(restored)[0],
-            jax.tree_util.tree_leaves(jax.tree.map(_abstract, target)),
-        )
-        if got.dtype != want.dtype
-    ]
-    if problems:
-        _raise_mismatch(problems, where=where, config_hint=config_hint)
-
-
-def _raise_mismatch(problems: list[str], *, where: str, config_hint: bool) -> None:
+def _raise_mismatch(problems: list[str], where: str, config_hint: bool) -> None:
+    if not problems:
+        return
     listed = "\n  ".join(problems[:_MAX_LISTED])
     more = f"\n  ... and {len(problems) - _MAX_LISTED} more" if len(problems) > _MAX_LISTED else ""
     fix = (

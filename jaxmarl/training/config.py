@@ -12,6 +12,7 @@ import dataclasses
 import math
 from typing import Any
 
+from jaxmarl.training.checkpoint import check_retention
 from jaxmarl.training.devices import check_split
 
 ACTIVATIONS = ("relu", "tanh", "gelu", "silu")
@@ -128,6 +129,17 @@ class RunConfig:
             0 = everything in one chunk. If it does not divide the run, the last chunk is
             shorter (one extra compile).
         checkpoint_every: checkpoint every this many chunks (0 = only at the end).
+        max_to_keep: checkpoints kept: the newest ones, or with ``keep_best`` the best ones
+            (0 = every checkpoint). Older ones are deleted after each save.
+        keep_period: also keep every checkpoint whose step (chunks done) is a multiple of this,
+            e.g. for a sparse history of a long run (0 = none).
+        keep_best: keep the ``max_to_keep`` checkpoints that are best by this metric instead
+            of the newest: a training metric (``episode_return``, ``loss``, ..., the mean over
+            seeds of the chunk's last update) or an evaluation metric (``eval_episode_return``,
+            ...; only checkpoints taken at an evaluation are ranked by those, so set
+            ``eval_every`` to ``checkpoint_every``). The newest checkpoint is always kept too,
+            to resume from. Empty = keep the newest.
+        keep_best_mode: ``"max"`` (larger is better) or ``"min"``.
         eval_episodes: greedy evaluation episodes per evaluation (0 = none).
         eval_every: evaluate every this many chunks (0 = only at the end).
         out_dir: parent folder of run directories.
@@ -142,6 +154,10 @@ class RunConfig:
     total_timesteps: int = 1_048_576  # 2**20: whole updates for power-of-two batch sizes
     updates_per_chunk: int = 10
     checkpoint_every: int = 10
+    max_to_keep: int = 3
+    keep_period: int = 0
+    keep_best: str = ""
+    keep_best_mode: str = "max"
     eval_episodes: int = 64
     eval_every: int = 0
     out_dir: str = "runs"
@@ -159,6 +175,7 @@ class RunConfig:
         check_split(self.num_seeds, self.devices)
         for name in ("updates_per_chunk", "checkpoint_every", "eval_episodes", "eval_every"):
             require(getattr(self, name) >= 0, f"run.{name} must be >= 0")
+        check_retention(self.max_to_keep, self.keep_period, self.keep_best_mode, section="run.")
         unknown = set(self.loggers) - {"jsonl", "csv", "tensorboard", "wandb"}
         require(not unknown, f"run.loggers has unknown entries {sorted(unknown)}")
 

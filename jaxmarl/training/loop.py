@@ -82,7 +82,8 @@ def run(
             ``split(key(seed), num_seeds)``, trained in parallel and split evenly over
             ``devices`` with the same results as one device.
         run_dir: where config, metrics, checkpoints and plots go.
-        resume: continue from the latest checkpoint in ``run_dir``.
+        resume: continue from the latest checkpoint in ``run_dir`` that can be read (newer
+            unreadable ones are set aside with a warning).
         show_progress: progress bar (plain lines when not a terminal).
         stop_after_chunks: stop early after this many chunks in total (to test resuming).
         logger_config: the config as a dict, for loggers that record it (W&B).
@@ -91,6 +92,8 @@ def run(
     updates_per_chunk, checkpoint_every = run_config.updates_per_chunk, run_config.checkpoint_every
     eval_every, eval_episodes = run_config.eval_every, run_config.eval_episodes
     loggers, gif = run_config.loggers, run_config.gif
+    max_to_keep, keep_period = run_config.max_to_keep, run_config.keep_period
+    keep_best, keep_best_mode = run_config.keep_best, run_config.keep_best_mode
     check_split(num_seeds, devices)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -98,7 +101,13 @@ def run(
     per_chunk, last_length = chunk_sizes(num_updates, updates_per_chunk)
     num_chunks = -(-num_updates // per_chunk)
     last_chunk = num_chunks if stop_after_chunks is None else min(num_chunks, stop_after_chunks)
-    checkpointer = Checkpointer(run_dir / "checkpoints")
+    checkpointer = Checkpointer(
+        run_dir / "checkpoints",
+        max_to_keep=max_to_keep,
+        keep_period=keep_period,
+        best_metric=keep_best,
+        best_mode=keep_best_mode,
+    )
     keys = place_over_seeds(seed_keys(seed, num_seeds), devices)
     init = jax.jit(over_seeds(learner.init, devices))
 
@@ -110,14 +119,8 @@ def run(
 
     start_chunk = 0
     if resume:
-        latest = checkpointer.latest_step()
-        if latest is None:
-            raise FileNotFoundError(
-                f"no checkpoint in {run_dir / 'checkpoints'}; start without --resume"
-            )
-        state = checkpointer.restore(latest, target=jax.eval_shape(init, keys))
+        start_chunk, state = checkpointer.restore_latest(target=jax.eval_shape(init, keys))
         state = place_over_seeds(state, devices)
-        start_chunk = latest
     else:
         state = init(keys)
 
@@ -130,6 +133,8 @@ def run(
     evaluate_seeds = jax.jit(
         over_seeds(lambda params, key: evaluate(learner, params, key, eval_episodes), devices)
     )
+    if keep_best:
+        _check_metric(keep_best, compiled[per_chunk], evaluate_seeds, state, keys, eval_episodes)
     resume_step = start_chunk * per_chunk if resume else None
     logger = make_logger(
         loggers, run_dir, resume_step=resume_step, wandb_kwargs={"config": logger_config}
@@ -161,6 +166,8 @@ def run(
             updates_done = chunk_index * per_chunk + length
             progress.update(updates_done * steps_per_update, _latest(rows))
             final = done_chunks == num_chunks
+            last = _last_update(rows)
+            chunk_metrics = _mean_row(last) if last else {}  # what keep_best can rank by
             if eval_episodes and (final or (eval_every and done_chunks % eval_every == 0)):
                 eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, done_chunks))(keys)
                 result = jax.device_get(evaluate_seeds(state.params, eval_keys))
@@ -168,9 +175,13 @@ def run(
                 for row in rows:
                     eval_log.log(updates_done, row)
                 evaluations.append(_mean_row(rows))
+                chunk_metrics.update(evaluations[-1])
             if final or (checkpoint_every and done_chunks % checkpoint_every == 0):
-                checkpointer.save(done_chunks, state, metadata={"updates": updates_done})
+                checkpointer.save(
+                    done_chunks, state, metadata={"updates": updates_done}, metrics=chunk_metrics
+                )
     finally:
+        checkpointer.close()  # waits for the last writes
         progress.close()
         logger.close()
         eval_log.close()
@@ -200,15 +211,31 @@ def _metric_rows(metrics: dict, first_update: int, steps_per_update: int) -> lis
     return rows
 
 
+def _last_update(rows: list[dict]) -> list[dict]:
+    """The rows of the chunk's last update that saw an episode end (none if no episode did)."""
+    rows = rows_with_episodes(rows)
+    return [r for r in rows if r["update"] == rows[-1]["update"]] if rows else []
+
+
 def _latest(rows: list[dict]) -> dict:
     """The chunk's last mean training return, for the progress bar (nothing if no episode
     ended in the chunk)."""
-    rows = rows_with_episodes(rows)
-    if not rows:
+    last = _last_update(rows)
+    if not last:
         return {}
-    last_update = rows[-1]["update"]
-    last = [r for r in rows if r["update"] == last_update]
     return {"episode_return": float(np.mean([r["episode_return"] for r in last]))}
+
+
+def _check_metric(name, compiled_chunk, evaluate_seeds, state, keys, eval_episodes) -> None:
+    """``keep_best`` must name a training metric or an ``eval_`` metric (checked before the
+    first chunk, since a misspelt name would silently rank nothing)."""
+    names = set(compiled_chunk.out_info[1])
+    if eval_episodes:
+        names |= {f"eval_{k}" for k in jax.eval_shape(evaluate_seeds, state.params, keys)}
+    if name not in names:
+        raise ValueError(
+            f"run.keep_best={name!r} is not a metric of this learner; choose one of {sorted(names)}"
+        )
 
 
 def _eval_rows(result: dict, update: int, env_steps: int) -> list[dict]:

@@ -42,12 +42,17 @@ def _run(learner, run_dir, resume=False, stop_after_chunks=None, **fields):
     )
 
 
-def test_stop_and_resume_equals_uninterrupted_run(learner, tmp_path):
-    full = _run(learner, tmp_path / "full", gif=True)
+@pytest.fixture(scope="module")
+def full(learner, tmp_path_factory):
+    """An uninterrupted run, to compare resumed runs with."""
+    return _run(learner, tmp_path_factory.mktemp("loop") / "full", gif=True)
+
+
+def test_stop_and_resume_equals_uninterrupted_run(learner, full, tmp_path):
     # 4 updates in chunks of 3: a chunk of 3, then a shorter last chunk of 1.
     uneven = _run(learner, tmp_path / "uneven", gif=False, updates_per_chunk=3)
     assert read_jsonl(tmp_path / "uneven" / "metrics.jsonl") == read_jsonl(
-        tmp_path / "full" / "metrics.jsonl"
+        full.run_dir / "metrics.jsonl"
     )
     chex.assert_trees_all_close(full.state.params, uneven.state.params, rtol=1e-6, atol=1e-7)
     assert Checkpointer(tmp_path / "uneven" / "checkpoints").metadata() == {"updates": 4}
@@ -57,12 +62,12 @@ def test_stop_and_resume_equals_uninterrupted_run(learner, tmp_path):
 
     chex.assert_trees_all_equal(full.state.params, resumed.state.params)
     chex.assert_trees_all_equal(full.state.opt_state, resumed.state.opt_state)
-    full_rows = read_jsonl(tmp_path / "full" / "metrics.jsonl")
+    full_rows = read_jsonl(full.run_dir / "metrics.jsonl")
     split_rows = read_jsonl(tmp_path / "split" / "metrics.jsonl")
     assert len(full_rows) == 4 * 2  # 4 updates x 2 seeds
     assert full_rows == split_rows
 
-    run_dir = tmp_path / "full"
+    run_dir = full.run_dir
     for name in ("metrics.csv", "eval.jsonl", "learning_curve.png", "episode.gif"):
         assert (run_dir / name).stat().st_size > 0, name
     evaluations = read_jsonl(run_dir / "eval.jsonl")
@@ -71,6 +76,38 @@ def test_stop_and_resume_equals_uninterrupted_run(learner, tmp_path):
     assert all(row["eval_episodes"] == 4.0 for row in evaluations)  # one episode in 4 envs
     mean = np.mean([row["eval_episode_return"] for row in evaluations])
     np.testing.assert_allclose(full.evaluations[-1]["eval_episode_return"], mean, rtol=1e-6)
+
+
+def test_resume_falls_back_past_a_corrupt_latest_checkpoint(learner, full, tmp_path):
+    _run(learner, tmp_path / "split", stop_after_chunks=3, gif=False)
+    (tmp_path / "split" / "checkpoints" / "3" / "state" / "_METADATA").write_text("{trunc")
+    with pytest.warns(RuntimeWarning, match=r"(?s)step 3 .*_METADATA.*resuming from step 2"):
+        resumed = _run(learner, tmp_path / "split", resume=True, gif=False)
+    chex.assert_trees_all_equal(full.state.params, resumed.state.params)
+    assert read_jsonl(tmp_path / "split" / "metrics.jsonl") == read_jsonl(
+        full.run_dir / "metrics.jsonl"
+    )
+    assert Checkpointer(tmp_path / "split" / "checkpoints").all_steps() == [2, 3, 4]
+
+
+def test_keep_best_keeps_the_best_evaluated_checkpoint_and_the_newest(learner, tmp_path):
+    result = _run(
+        learner,
+        tmp_path / "best",
+        gif=False,
+        eval_every=1,
+        max_to_keep=1,
+        keep_best="eval_episode_return",
+    )
+    returns = [row["eval_episode_return"] for row in result.evaluations]
+    best_step = int(np.argmax(returns)) + 1  # a checkpoint's step is chunks done
+    assert Checkpointer(tmp_path / "best" / "checkpoints").all_steps() == sorted({best_step, 4})
+    with pytest.raises(ValueError, match=r"keep_best='eval_retrun' is not a metric.*'loss'"):
+        _run(learner, tmp_path / "typo", keep_best="eval_retrun")
+    with pytest.raises(ValueError, match="run.keep_best_mode must be one of"):
+        RunConfig(keep_best="loss", keep_best_mode="lowest")
+    with pytest.raises(ValueError, match=r"run.max_to_keep must be >= 0 \(0 keeps every"):
+        RunConfig(max_to_keep=-1)
 
 
 def test_resume_without_checkpoint_is_a_clear_error(learner, tmp_path):
