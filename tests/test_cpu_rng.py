@@ -4,6 +4,7 @@ conftest.py opts the test process in (see there why), so the in-process tests he
 lowering in place; what a plain ``import jaxmarl`` does is checked in fresh subprocesses.
 """
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -117,18 +118,16 @@ def test_opt_out_leaves_the_default(monkeypatch):
 def test_train_command_opts_in_before_building_the_learner(monkeypatch, tmp_path, capsys):
     events = []
     monkeypatch.setattr(cpu_rng, "use_fast_cpu_rng", lambda: events.append("fast rng"))
-    load = train.Algorithm.load
+    real = train._algorithm
 
-    def load_recording(algorithm):
-        config_class, _ = load(algorithm)
-
+    def recording(name):
         def make(config):
             events.append("make")  # the first step that can trace or compile a program
             raise ValueError("stop here")
 
-        return config_class, make
+        return dataclasses.replace(real(name), make=make)
 
-    monkeypatch.setattr(train.Algorithm, "load", load_recording)
+    monkeypatch.setattr(train, "_algorithm", recording)
     argv = ["alg=ippo", "env=MPE_simple_v3", f"run.out_dir={tmp_path}"]
     assert train.main(argv) == 2
     assert "stop here" in capsys.readouterr().err
