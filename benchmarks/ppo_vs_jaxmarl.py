@@ -341,7 +341,7 @@ def training_curves(r: dict) -> tuple[list[float], list[list[float]]]:
 def plot(results: dict, prefix: Path) -> list[Path]:
     """One PNG per algorithm, ``PREFIX-<alg>.png``: every side's training return per agent
     (mean over seeds, min-max band) against env steps."""
-    from jaxmarl.training.plotting import plot_curves
+    from jaxmarl.training.host.plotting import plot_curves
 
     written = []
     for alg, sides in results.items():

@@ -108,7 +108,7 @@ from pathlib import Path
 
 from ppo_vs_jaxmarl import _mean_std, machine_load
 
-from jaxmarl.training.logging import read_jsonl, rows_with_episodes
+from jaxmarl.training.host.logging import read_jsonl, rows_with_episodes
 
 REPO = Path(__file__).resolve().parents[1]
 NUM_AGENTS = 3  # MPE_simple_spread_v3
@@ -305,7 +305,7 @@ print("RESULT " + json.dumps(result))
 
 OURS_RUNNER = r"""
 import json, sys, time
-import jaxmarl.training.loop as loop
+import jaxmarl.training.host.loop as loop
 
 class _Clock:
     # loop.py times compile and each chunk with time.perf_counter(); record process CPU

@@ -37,7 +37,7 @@ import numpy as np
 import yaml
 from scipy.stats import mannwhitneyu
 
-from jaxmarl.training.logging import read_jsonl, rows_with_episodes
+from jaxmarl.training.host.logging import read_jsonl, rows_with_episodes
 
 
 def load_run(run_dir: Path, metric: str, train_metric: str, stride: int) -> dict:
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps({"runs": runs, "stats": stats}, indent=1))
     if args.plot:
-        from jaxmarl.training.plotting import plot_curves
+        from jaxmarl.training.host.plotting import plot_curves
 
         series = {
             label: (run["curve_steps"], run["curve"])

@@ -27,7 +27,7 @@ Ours (our venv)::
     .venv/bin/python benchmarks/smax_vs_jaxmarl.py --side ours --alg mappo --scenario 3m \\
         --steps 1998848 --seeds 3 --out /tmp/smax_bench/ours_3m.json [--run-dir DIR]
 
-runs ``jaxmarl.training.loop.run`` on the learner of the preset (what ``python -m
+runs ``jaxmarl.training.host.loop.run`` on the learner of the preset (what ``python -m
 jaxmarl.train alg=<alg> preset=HeuristicEnemySMAX_3m run.num_seeds=3`` runs): the seeds are
 vmapped in one program (keys ``split(key(SEED), seeds)``, ``--seed`` 0 unless given), updates
 run in jitted chunks, greedy evaluation (128 envs) every ``--eval-every`` chunks and at the end.
@@ -155,7 +155,7 @@ def _final(curve: list[float]) -> float:
 
 
 def run_ours(args) -> dict:
-    from jaxmarl.training.devices import use_devices
+    from jaxmarl.training.host.devices import use_devices
 
     use_devices(args.devices)  # before anything runs on JAX's backend
     import jax
@@ -166,7 +166,7 @@ def run_ours(args) -> dict:
     from jaxmarl.baselines.ppo import PPOConfig, make_ppo
     from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning
     from jaxmarl.config import load_config, preset_path, save_config
-    from jaxmarl.training import loop
+    from jaxmarl.training.host import loop
 
     preset = args.ours_preset or f"HeuristicEnemySMAX_{args.scenario}"
     overrides = [f"run.total_timesteps={args.steps}", *args.ours_override]

@@ -40,7 +40,7 @@ from jaxmarl.config import (
     preset_path,
     save_config,
 )
-from jaxmarl.training.logging import rows_with_episodes
+from jaxmarl.training.host.logging import rows_with_episodes
 
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
@@ -180,8 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def execute(command: Command) -> int:
     from jaxmarl.cpu_rng import use_fast_cpu_rng
-    from jaxmarl.training.devices import use_devices
-    from jaxmarl.training.loop import run
+    from jaxmarl.training.host.devices import use_devices
+    from jaxmarl.training.host.loop import run
 
     config, run_dir = command.config, command.run_dir
     algorithm = _algorithm(command.alg)

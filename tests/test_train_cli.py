@@ -5,7 +5,7 @@ import json
 import pytest
 
 from jaxmarl import train
-from jaxmarl.training.logging import read_jsonl
+from jaxmarl.training.host.logging import read_jsonl
 
 TINY = [
     "alg=ippo",

@@ -6,9 +6,9 @@ import pytest
 
 from jaxmarl import train
 from jaxmarl.baselines.q_learning import make_q_learning
-from jaxmarl.training.checkpoint import Checkpointer
-from jaxmarl.training.logging import read_jsonl
-from tests.training.test_loop import _run
+from jaxmarl.training.host.checkpoint import Checkpointer
+from jaxmarl.training.host.logging import read_jsonl
+from tests.training.host.test_loop import _run
 
 TINY = [
     "alg=qmix",

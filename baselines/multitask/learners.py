@@ -15,7 +15,7 @@ heads / mixer), all share one set of decision layers, and the per-task losses ar
 
 Transfer: ``init_decision_from=RUN_DIR`` starts any of them (single task: leave ``tasks``
 empty and set ``env``) from saved decision layers, ``freeze_decision=true`` keeps them fixed.
-``make_train`` / ``Learner`` work with ``jaxmarl.training.loop.run``: its greedy evaluation
+``make_train`` / ``Learner`` work with ``jaxmarl.training.host.loop.run``: its greedy evaluation
 covers every task (``eval.jsonl``: ``eval_task<i>/episode_return``, ``eval_task<i>/won``, ...
 and their means over tasks, ``eval_episode_return``, ...); the GIF uses the first task, the
 learning curve the mean training return (per task in the metrics as

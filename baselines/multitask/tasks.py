@@ -14,7 +14,7 @@ so every task's loss differentiates the one shared subtree and nothing of the ot
   decision layers get ``optax.set_to_zero`` and a ``stop_gradient`` (``partitioned_optimiser``).
 * Evaluation: ``evaluate_every_task`` (greedy episodes of every task, per task and mean).
 * Transfer: ``save_decision_layers`` / ``load_decision_layers`` (orbax, atomic, via
-  ``jaxmarl.training.checkpoint.save_params``), with the shapes checked against the learner's
+  ``jaxmarl.training.host.checkpoint.save_params``), with the shapes checked against the learner's
   own decision layers before anything compiles.
 """
 
@@ -33,8 +33,8 @@ import numpy as np
 import optax
 from flax import struct
 
-from jaxmarl.training.checkpoint import load_params, save_params
 from jaxmarl.training.config import require
+from jaxmarl.training.host.checkpoint import load_params, save_params
 from jaxmarl.training.sgd import sgd_epochs
 
 WEIGHTINGS = ("uniform", "loss_rate")
@@ -282,7 +282,7 @@ def load_decision_layers(path: str | os.PathLike, like: Any | None = None) -> An
 
     Raises:
         ValueError: shapes or structure differ; the message names the layers and the fix.
-        jaxmarl.training.checkpoint.CheckpointNotFoundError: nothing saved at ``path``.
+        jaxmarl.training.host.checkpoint.CheckpointNotFoundError: nothing saved at ``path``.
     """
     saved = load_params(decision_path(path))
     if like is None:

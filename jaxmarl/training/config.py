@@ -12,8 +12,8 @@ import dataclasses
 import math
 from typing import Any
 
-from jaxmarl.training.checkpoint import check_retention
-from jaxmarl.training.devices import check_split
+from jaxmarl.training.host.checkpoint import check_retention
+from jaxmarl.training.host.devices import check_split
 
 ACTIVATIONS = ("relu", "tanh", "gelu", "silu")
 TRUNKS = ("mlp", "gru")

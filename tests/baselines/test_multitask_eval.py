@@ -16,8 +16,8 @@ from jaxmarl.baselines.multitask import (
 )
 from jaxmarl.baselines.multitask.tasks import evaluate_every_task
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.training.host.loop import run
 from jaxmarl.training.learner import evaluate
-from jaxmarl.training.loop import run
 
 SPREAD = "MPE_simple_spread_v3"
 TWO_TASKS = (f"{SPREAD}:num_agents=2:num_landmarks=2", f"{SPREAD}:num_agents=3:num_landmarks=3")

@@ -9,7 +9,7 @@ import pytest
 from jaxmarl import train
 from jaxmarl.baselines.q_learning import PQNConfig, make_pqn, make_train
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-from jaxmarl.training.logging import read_jsonl
+from jaxmarl.training.host.logging import read_jsonl
 
 
 def small_config(**overrides):

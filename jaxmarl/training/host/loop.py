@@ -29,12 +29,12 @@ import jax
 import numpy as np
 
 from jaxmarl.render import can_render, save_episode_gif
-from jaxmarl.training.checkpoint import Checkpointer
 from jaxmarl.training.config import RunConfig, chunk_sizes
-from jaxmarl.training.devices import check_split, over_seeds, place_over_seeds
+from jaxmarl.training.host.checkpoint import Checkpointer
+from jaxmarl.training.host.devices import check_split, over_seeds, place_over_seeds
+from jaxmarl.training.host.logging import JsonlLogger, make_logger, read_jsonl, rows_with_episodes
+from jaxmarl.training.host.progress import Progress
 from jaxmarl.training.learner import Learner, evaluate, record_greedy_episode
-from jaxmarl.training.logging import JsonlLogger, make_logger, read_jsonl, rows_with_episodes
-from jaxmarl.training.progress import Progress
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,7 +260,7 @@ def _mean_row(rows: list[dict]) -> dict:
 
 def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
     try:
-        from jaxmarl.training.plotting import plot_learning_curve
+        from jaxmarl.training.host.plotting import plot_learning_curve
     except ImportError:  # matplotlib is an optional extra
         return
     # The whole run's records (a resumed run's history holds only the resumed part).

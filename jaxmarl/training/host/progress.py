@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TextIO
 
-from jaxmarl.training.logging import to_python_scalars
+from jaxmarl.training.host.logging import to_python_scalars
 
 Mode = Literal["auto", "tqdm", "plain"]
 

@@ -182,7 +182,7 @@ class Checkpointer:
         if not saved:
             raise RuntimeError(
                 f"orbax declined to save step {step} in {self.directory}; this is a bug in "
-                f"jaxmarl.training.checkpoint, please report it"
+                f"jaxmarl.training.host.checkpoint, please report it"
             )
 
     def wait(self) -> None:

@@ -55,7 +55,7 @@ def plot_learning_curve(
         ImportError: matplotlib is not installed.
     """
     if isinstance(records, str | os.PathLike):
-        from jaxmarl.training.logging import read_jsonl
+        from jaxmarl.training.host.logging import read_jsonl
 
         records = read_jsonl(records)
     by_seed: dict[Any, list[tuple[float, float]]] = {}

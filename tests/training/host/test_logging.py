@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmarl.training.logging import (
+from jaxmarl.training.host.logging import (
     CsvLogger,
     JsonlLogger,
     Logger,

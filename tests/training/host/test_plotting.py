@@ -6,8 +6,8 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from jaxmarl.training.logging import JsonlLogger
-from jaxmarl.training.plotting import _align, _band, plot_curves, plot_learning_curve
+from jaxmarl.training.host.logging import JsonlLogger
+from jaxmarl.training.host.plotting import _align, _band, plot_curves, plot_learning_curve
 
 
 def assert_real_png(path, min_bytes=8_000):

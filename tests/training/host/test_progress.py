@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmarl.training.progress import Progress
+from jaxmarl.training.host.progress import Progress
 
 
 class FakeClock:

@@ -13,7 +13,7 @@ import optax
 import pytest
 from flax import struct
 
-from jaxmarl.training.checkpoint import (
+from jaxmarl.training.host.checkpoint import (
     CheckpointCorruptError,
     Checkpointer,
     CheckpointMismatchError,

@@ -62,7 +62,7 @@ def seed_mesh(devices: int) -> Mesh:
     if len(found) < devices:
         raise ValueError(
             f"run.devices={devices} but JAX sees {len(found)} device(s); call "
-            f"jaxmarl.training.devices.use_devices({devices}) before JAX first runs"
+            f"jaxmarl.training.host.devices.use_devices({devices}) before JAX first runs"
         )
     return Mesh(found[:devices], (SEED_AXIS,))
 

@@ -12,20 +12,20 @@ import jax
 import pytest
 
 from jaxmarl.training.config import RunConfig
-from jaxmarl.training.devices import check_split, seed_mesh, use_devices
+from jaxmarl.training.host.devices import check_split, seed_mesh, use_devices
 
 DEVICE_SCRIPT = textwrap.dedent(
     """
     import sys, tempfile
     import dataclasses
     from pathlib import Path
-    from jaxmarl.training.devices import use_devices
+    from jaxmarl.training.host.devices import use_devices
     use_devices(2)
     import chex, jax
     from jaxmarl.baselines.ppo import PPOConfig, make_ppo
     from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-    from jaxmarl.training.logging import read_jsonl
-    from jaxmarl.training.loop import run
+    from jaxmarl.training.host.logging import read_jsonl
+    from jaxmarl.training.host.loop import run
 
     assert jax.device_count() == 2, jax.devices()
     learner = make_ppo(PPOConfig(

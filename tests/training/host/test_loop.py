@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from jaxmarl.baselines.ppo import PPOConfig, make_ppo
-from jaxmarl.training.checkpoint import Checkpointer
 from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
-from jaxmarl.training.logging import read_jsonl
-from jaxmarl.training.loop import run
+from jaxmarl.training.host.checkpoint import Checkpointer
+from jaxmarl.training.host.logging import read_jsonl
+from jaxmarl.training.host.loop import run
 
 CONFIG = PPOConfig(
     env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4),
