@@ -15,8 +15,11 @@ checking a checkpoint against the restore target (tree, shapes, dtypes, PRNG imp
 orbax would cast dtypes and restore keys with the saved implementation) with every difference
 listed; naming the step and the problem when a step cannot be read, and falling back to the
 newest readable step on resume; and leaving out zero-size leaves, which orbax refuses to write.
-Orbax detects damaged metadata and truncated or missing array files when it reads them; it keeps
-no checksum of the array data, so a flipped byte inside compressed data can go unnoticed.
+Orbax detects damaged metadata and truncated or missing array files when it reads them, but keeps
+no checksum of the array data: a flipped byte inside compressed data can restore different
+values without an error. So each step also stores two 32-bit sums per leaf (``_checksums``,
+computed on device in one small program) and ``restore`` compares them; any single changed
+element changes the plain sum.
 
 Example::
 
@@ -45,6 +48,7 @@ PyTree = Any
 
 BEST_MODES = ("max", "min")
 _STATE_ITEM = "state"
+_CHECKSUMS = "_jaxmarl_checksums"  # reserved key of the custom metadata
 _MAX_LISTED = 5  # mismatching paths listed in an error message
 
 
@@ -177,7 +181,10 @@ class Checkpointer:
             step,
             args=ocp.args.Composite(**{_STATE_ITEM: ocp.args.StandardSave(_without_empty(state))}),
             metrics={self.best_metric: float(value)} if ranked else None,
-            custom_metadata=_to_json_dict(metadata or {}, what="checkpoint metadata"),
+            custom_metadata={
+                **_to_json_dict(metadata or {}, what="checkpoint metadata"),
+                _CHECKSUMS: _checksums(_without_empty(state)),
+            },
         )
         if not saved:
             raise RuntimeError(
@@ -240,7 +247,21 @@ class Checkpointer:
             else "no earlier step exists; start a new run without --resume"
         )
         where = f"checkpoint step {step} in {self.directory}"
-        return _restore_tree(self.directory / str(step) / _STATE_ITEM, target, where, hint)
+        state_dir = self.directory / str(step) / _STATE_ITEM
+        restored = _restore_tree(state_dir, target, where, hint)
+        saved = (self._manager.metadata(step).custom_metadata or {}).get(_CHECKSUMS)
+        if saved is not None:  # steps written before checksums were stored have none
+            damaged = [
+                name
+                for name, sums in _checksums(_without_empty(restored)).items()
+                if saved.get(name) != sums
+            ]
+            if damaged:
+                raise CheckpointCorruptError(
+                    f"{where} cannot be read: the data of {', '.join(damaged[:_MAX_LISTED])} in "
+                    f"{state_dir} differs from what was saved (checksum mismatch); {hint}"
+                )
+        return restored
 
     def restore_latest(self, target: PyTree | None = None) -> tuple[int, PyTree]:
         """``(step, state)`` of the newest step that can be read: what a resumed run starts from.
@@ -282,7 +303,9 @@ class Checkpointer:
         if step is None:
             raise self._not_found()
         self.wait()
-        return dict(self._manager.metadata(step).custom_metadata or {})
+        saved = dict(self._manager.metadata(step).custom_metadata or {})
+        saved.pop(_CHECKSUMS, None)
+        return saved
 
     def _not_found(self) -> CheckpointNotFoundError:
         missing = "" if self.directory.is_dir() else " (the folder does not exist)"
@@ -385,6 +408,36 @@ def _with_empty(restored: PyTree, target: PyTree) -> PyTree:
         for leaf in target_leaves
     ]
     return jax.tree.unflatten(treedef, leaves)
+
+
+def _leaf_sums(leaf: jax.Array) -> jax.Array:
+    """``[2]`` uint32: the wrapping sum of a leaf's elements as unsigned integers, and the sum
+    weighted by odd position factors (so that swapped elements count too)."""
+    import jax.numpy as jnp
+
+    if jnp.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+        leaf = jax.random.key_data(leaf)
+    if leaf.dtype == jnp.bool_:
+        leaf = leaf.astype(jnp.uint8)
+    unsigned = {1: jnp.uint8, 2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint32}[leaf.dtype.itemsize]
+    bits = jax.lax.bitcast_convert_type(leaf, unsigned).ravel().astype(jnp.uint32)
+    odd = jnp.arange(bits.size, dtype=jnp.uint32) * 2 + 1
+    return jnp.stack([jnp.sum(bits, dtype=jnp.uint32), jnp.sum(bits * odd, dtype=jnp.uint32)])
+
+
+_all_sums = None
+
+
+def _checksums(tree: PyTree) -> dict[str, list[int]]:
+    """``{leaf name: [sum, weighted sum]}`` of every leaf (computed where the leaves live)."""
+    global _all_sums
+    if _all_sums is None:
+        _all_sums = jax.jit(lambda leaves: [_leaf_sums(leaf) for leaf in leaves])
+    flat = jax.tree_util.tree_flatten_with_path(tree)[0]
+    if not flat:
+        return {}
+    sums = jax.device_get(_all_sums([leaf for _, leaf in flat]))
+    return {_name(path): [int(v) for v in value] for (path, _), value in zip(flat, sums)}
 
 
 def _root_cause(error: BaseException) -> str:

@@ -219,7 +219,7 @@ def _big_state(seed):
     return {"w": jax.random.normal(jax.random.key(seed), (64, 64)), "key": jax.random.key(seed)}
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "delete"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "flip_inside", "delete"])
 def test_corrupt_latest_step_is_named_and_resuming_falls_back(tmp_path, damage):
     ckpt = Checkpointer(tmp_path / "ckpt")
     ckpt.save(1, _big_state(1))
@@ -231,6 +231,9 @@ def test_corrupt_latest_step_is_named_and_resuming_falls_back(tmp_path, damage):
         victim.write_bytes(data[: len(data) // 2])
     elif damage == "flip":
         victim.write_bytes(bytes([data[0] ^ 0xFF]) + data[1:])
+    elif damage == "flip_inside":  # orbax reads this without an error; the checksum catches it
+        middle = len(data) // 2
+        victim.write_bytes(data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1 :])
     else:
         victim.unlink()
     with pytest.raises(CheckpointCorruptError) as error:
@@ -239,7 +242,9 @@ def test_corrupt_latest_step_is_named_and_resuming_falls_back(tmp_path, damage):
     # The step, where its state is, what TensorStore found, and what to do.
     assert "checkpoint step 2" in message and "cannot be read" in message
     assert str(tmp_path / "ckpt" / "2" / "state") in message
-    assert "Error reading" in message
+    assert ("Error reading" in message) != (damage == "flip_inside")
+    if damage == "flip_inside":
+        assert "checksum mismatch" in message
     assert "earlier steps: [1]" in message
     with pytest.warns(
         RuntimeWarning, match=r"(?s)checkpoint step 2 .* cannot be read.*resuming from step 1"
