@@ -8,7 +8,7 @@ with other learners (rollout, GAE, losses, minibatching, networks, agent batchin
 
 Parameters are shared across agents (one actor, one critic, agents stacked on an axis; add
 ``network.agent_id=true`` to let them tell themselves apart). A centralised critic reads the
-world state plus a one-hot agent id, or with ``critic_agent_id=false`` the world state alone
+world state plus a one-hot agent id, or with ``critic.agent_id=false`` the world state alone
 (JaxMARL's MPE MAPPO critic): then every agent of an env has the same value, so the critic runs
 once per env and minibatches keep an env's agents together. Truncated episodes bootstrap
 from the value of their real last observation (``bootstrap_truncation``; JaxMARL's scripts
@@ -66,10 +66,10 @@ class PPOParts:
 def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCritic) -> PPOParts:
     """PPO's rollout, targets and loss for ``env`` (``LogWrapper``-wrapped) and ``network``."""
     num_envs, num_agents = config.env.num_envs, batch.num_agents
-    centralised = config.critic == "centralised"
+    centralised = config.critic.centralised
     # Agents per critic evaluation: all of an env's agents when the critic reads the world
     # state alone (their values are equal), else one. Minibatches shuffle whole such groups.
-    shared = num_agents if centralised and not config.critic_agent_id else 1
+    shared = num_agents if config.critic.one_per_env else 1
     critics_per_env = num_agents // shared
 
     def critic_input(inputs: StepInput) -> jax.Array:
@@ -78,7 +78,7 @@ def ppo_parts(config: PPOConfig, env: Any, batch: AgentBatch, network: ActorCrit
         if not centralised:
             return inputs.obs
         world = inputs.world_state[..., None, :]
-        if not config.critic_agent_id:
+        if config.critic.one_per_env:
             return world
         *lead, _, width = world.shape
         world = jnp.broadcast_to(world, (*lead, num_agents, width))

@@ -127,7 +127,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
     network = build_q_network(config, batch)
     num_envs, num_steps = config.env.num_envs, config.num_steps
     slots = truncation_slots(env, num_steps)
-    world_state = config.mixer == "qmix"
+    world_state = config.mixer.needs_world_state
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
     optimiser = make_optimiser(config, num_updates * config.num_epochs)
