@@ -134,7 +134,7 @@ def _load(
                 f"{preset_label} {path} does not exist; for a packaged preset use "
                 f"jaxmarl.config.preset_path(alg, name) (available: {available_presets()})"
             )
-        for base_path, data in _preset_chain(path, preset_label):
+        for base_path, data in _preset_chain(path, preset_label, config_cls):
             merged = _merge(merged, data, config_cls, f"{preset_label} {base_path}")
     for item in overrides:
         source = f"override {item!r}"
@@ -142,7 +142,7 @@ def _load(
     return _instantiate(merged, config_cls)
 
 
-def _preset_chain(path: Path, preset_label: str) -> list[tuple[Path, Any]]:
+def _preset_chain(path: Path, preset_label: str, config_cls: type) -> list[tuple[Path, Any]]:
     """A preset and the presets it ``extends``, base first.
 
     ``extends: NAME`` (a sibling preset's name or a path relative to the preset's folder)
@@ -155,7 +155,7 @@ def _preset_chain(path: Path, preset_label: str) -> list[tuple[Path, Any]]:
         if path.resolve() in seen:
             raise ConfigError(f"{source}: 'extends' forms a cycle through {sorted(seen)}")
         seen.add(path.resolve())
-        data = _migrate(_read_yaml(path, source), path, source)
+        data = _migrate(_read_yaml(path, source), path, source, config_cls)
         base = data.pop("extends", None)
         chain.append((path, data))
         if base is None:
@@ -601,11 +601,12 @@ def _parse_header(line: str) -> tuple[str, int, str] | None:
     return match["name"], int(match["format"]), match["version"]
 
 
-def _migrate(data: Any, path: Path, source: str) -> Any:
+def _migrate(data: Any, path: Path, source: str, config_cls: type) -> Any:
     """A YAML file's mapping in the current config format.
 
     Files with a ``save_config`` header of an older format, and files without one (presets,
-    which may predate the format), are translated (``migrate``); a newer format fails.
+    which may predate the format), are translated (``migrate``, for the choices ``config_cls``
+    has); a newer format fails.
     """
     from omegaconf import OmegaConf
 
@@ -623,7 +624,7 @@ def _migrate(data: Any, path: Path, source: str) -> Any:
     if written == CONFIG_FORMAT:
         return data
     plain = OmegaConf.to_container(data)
-    migrated = migrate(plain, written)
+    migrated = migrate(plain, written, {key for key, _ in _choice_fields(config_cls)})
     return data if migrated == plain else OmegaConf.create(migrated)
 
 

@@ -30,7 +30,7 @@ so they apply to whichever variant is chosen when it is merged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 CONFIG_FORMAT = 2
@@ -54,7 +54,7 @@ _FORMAT_1_CHOICES = {
         "mlp": {"trunk_sizes": "sizes"},
         "gru": {"gru_size": "size", "gru_post_sizes": "post_sizes"},
     },
-    ((), "mixer"): {
+    ("", "mixer"): {
         "none": {},
         "vdn": {},
         "qmix": {
@@ -63,13 +63,22 @@ _FORMAT_1_CHOICES = {
             "mixer_init_scale": "init_scale",
         },
     },
-    ((), "returns"): {"n_step": {"n_step": "n"}, "lambda": {"td_lambda": "td_lambda"}},
-    ((), "critic"): {"local": {}, "centralised": {"critic_agent_id": "agent_id"}},
+    ("", "returns"): {"n_step": {"n_step": "n"}, "lambda": {"td_lambda": "td_lambda"}},
+    ("", "critic"): {"local": {}, "centralised": {"critic_agent_id": "agent_id"}},
 }
 
 
-def migrate(data: Mapping[str, Any], written_format: int) -> dict[str, Any]:
+def migrate(
+    data: Mapping[str, Any], written_format: int, choices: Collection[str]
+) -> dict[str, Any]:
     """``data`` (a config mapping of format ``written_format``) in ``CONFIG_FORMAT``.
+
+    Args:
+        data: the mapping read from a file.
+        written_format: the format the file was written in.
+        choices: the dotted keys of the config class's choices (``"network.trunk"``,
+            ``"mixer"``, ...); only those are translated, so a config class of its own with a
+            field named like a format-1 key keeps it.
 
     Raises:
         ValueError: ``written_format`` is newer than ``CONFIG_FORMAT`` or not a format.
@@ -80,13 +89,15 @@ def migrate(data: Mapping[str, Any], written_format: int) -> dict[str, Any]:
         )
     data = dict(data)
     if written_format == 1:
-        data = _from_format_1(data)
+        data = _from_format_1(data, choices)
     return data
 
 
-def _from_format_1(data: dict[str, Any]) -> dict[str, Any]:
+def _from_format_1(data: dict[str, Any], choices: Collection[str]) -> dict[str, Any]:
     for (section, choice), variants in _FORMAT_1_CHOICES.items():
-        if section == ():
+        if (f"{section}.{choice}" if section else choice) not in choices:
+            continue
+        if not section:
             data = _choice_from_flat(data, choice, variants)
         elif isinstance(data.get(section), Mapping):
             data[section] = _choice_from_flat(dict(data[section]), choice, variants)

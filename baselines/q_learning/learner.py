@@ -45,7 +45,7 @@ from jaxmarl.wrappers import AgentBatch, LogWrapper
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class QLearningConfig(QCommonConfig):
-    """IQL (``mixer="none"``), VDN (``"vdn"``) or QMIX (``"qmix"``); see ``QCommonConfig``.
+    """IQL (``mixer=none``), VDN (``mixer=vdn``) or QMIX (``mixer=qmix``); see ``QCommonConfig``.
 
     Attributes:
         buffer_size: sequences (of ``num_steps`` steps each) the replay buffer holds.
