@@ -80,7 +80,7 @@ def test_config_is_frozen_and_hashable_with_q_defaults():
         config.tau = 0.5
     assert hash(config) == hash(small_config())
     default = QLearningConfig()
-    assert default.network.trunk == "gru" and default.network.agent_id
+    assert default.network.trunk == GRUTrunkConfig(size=64) and default.network.agent_id
     # JaxMARL's Q agents initialise their dense embedding with gain 1, not the PPO sqrt(2).
     assert default.network.encoder_init_gain == 1.0
     assert default.num_updates == default.run.total_timesteps // (default.env.num_envs * 25)
