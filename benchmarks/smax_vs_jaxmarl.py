@@ -20,7 +20,7 @@ the 64-wide CPU presets ``HeuristicEnemySMAX_<scenario>_cpu`` (compare them with
 script does not). ``--ours-override KEY=VALUE`` and ``--peer-override KEY=VALUE`` (repeatable)
 change a setting on one side, for runs that deviate from the published settings on both sides
 alike (e.g. a narrower network: ``--ours-override network.embed_dim=64 --ours-override
-network.gru_size=64 --peer-override HIDDEN_SIZE=64``). The JSON records every override.
+network.trunk.size=64 --peer-override HIDDEN_SIZE=64``). The JSON records every override.
 
 Ours (our venv)::
 

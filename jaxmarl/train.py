@@ -1,7 +1,8 @@
 """Command line: ``python -m jaxmarl.train alg=mappo env=MPE_simple_spread_v3 [key=value ...]``.
 
 Arguments are ``key=value`` overrides of the learner's config (nested keys with dots:
-``run.total_timesteps=2000000 network.gru_size=64``), plus three special keys:
+``run.total_timesteps=2000000 network.trunk.size=64``; choices by kind: ``network.trunk=gru``,
+``mixer=qmix``, ``returns=lambda``, ``critic=centralised``), plus three special keys:
 
 * ``alg=ippo|mappo|iql|vdn|qmix|pqn_vdn`` (default ``mappo``) picks the learner; the multi-task
   learners ``mtapn_vdn|mtapn_qmix|mt_ippo|mt_mappo`` take

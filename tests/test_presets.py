@@ -87,10 +87,9 @@ def test_mtapn_mpe_presets_are_the_transfer_benchmarks_settings():
 
     bench = load_benchmark_script("transfer/run_mpe_transfer")
     args = argparse.Namespace(num_envs=16, width=64, lr=1e-3)
-    ignore = [*BENCH_IGNORE, "network.gru_size"]  # unused by the MLP perception
     pre, target = _check_transfer_presets(
         bench, args, "MPE_spread_3_4_5", [bench.spread(n) for n in (3, 4, 5)],
-        "MPE_spread_6_target", bench.spread(6), ignore,
+        "MPE_spread_6_target", bench.spread(6), BENCH_IGNORE,
     )  # fmt: skip
     assert (pre.num_updates, target.num_updates) == (150, 90)
 
@@ -118,7 +117,7 @@ def test_mtapn_smax_cpu_presets_are_the_transfer_benchmarks_settings():
 SMAX_CPU_OVERRIDES = [
     "run.total_timesteps=999424",
     "network.embed_dim=64",
-    "network.gru_size=64",
+    "network.trunk.size=64",
     "network.encoder_init_gain=1.0",
     "run.updates_per_chunk=61",
     "target_update_interval=1",
@@ -139,4 +138,4 @@ def test_smax_q_cpu_presets_are_the_measured_64_wide_settings(alg, scenario):
     cpu = load_config(QLearningConfig, preset_path(alg, f"{full}_cpu"))
     assert diff_configs(measured, cpu) == []
     assert cpu.env.env_kwargs["scenario"] == scenario
-    assert cpu.network.gru_size == 64 and cpu.mixer == {"iql": "none"}.get(alg, alg)
+    assert cpu.network.trunk.size == 64 and cpu.mixer.kind == {"iql": "none"}.get(alg, alg)

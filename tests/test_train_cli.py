@@ -5,6 +5,8 @@ import json
 import pytest
 
 from jaxmarl import train
+from jaxmarl.baselines.ppo import CentralisedCritic, LocalCritic
+from jaxmarl.training.config import GRUTrunkConfig
 from jaxmarl.training.host.logging import read_jsonl
 
 TINY = [
@@ -14,7 +16,7 @@ TINY = [
     "num_steps=8",
     "num_minibatches=1",
     "update_epochs=1",
-    "network.trunk_sizes=[8]",
+    "network.trunk.sizes=[8]",
     "network.embed_dim=8",
     "run.total_timesteps=48",
     "run.updates_per_chunk=1",
@@ -35,6 +37,10 @@ TINY = [
         (["--resum", "x"], "unknown option '--resum'"),
         (["run.seed"], "arguments are key=value"),
         (["run.keep_best_mode=best"], "run.keep_best_mode must be one of ('max', 'min')"),
+        (["critic=global"], "unknown kind 'global' for config key 'critic'"),
+        (["network.trunk.size=64"], "is a field of network.trunk=gru, but network.trunk is mlp"),
+        (["alg=ippo", "critic.agent_id=false"], "is a field of critic=centralised"),
+        (["network.trunk_sizes=[8]"], "write network.trunk.sizes (with network.trunk=mlp)"),
     ],
 )
 def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
@@ -44,11 +50,13 @@ def test_bad_command_lines_exit_2_with_a_message(argv, message, capsys):
 
 def test_presets_resolve_per_algorithm():
     command = train.parse(["alg=mappo", "env=MPE_simple_spread_v3"])
-    assert command.config.critic == "centralised" and command.config.env.num_envs == 64
+    assert command.config.critic == CentralisedCritic(agent_id=True)
+    assert command.config.env.num_envs == 64
     rnn = train.parse(["alg=mappo", "preset=MPE_simple_spread_v3_rnn"])
-    assert rnn.config.network.trunk == "gru"
+    assert rnn.config.network.trunk == GRUTrunkConfig(size=128, post_sizes=(128,))
+    assert rnn.config.critic == CentralisedCritic(agent_id=False)
     ippo = train.parse(["alg=ippo", "env=MPE_simple_spread_v3"])
-    assert ippo.config.critic == "local" and ippo.config.lr == pytest.approx(2.5e-4)
+    assert ippo.config.critic == LocalCritic() and ippo.config.lr == pytest.approx(2.5e-4)
 
 
 def test_train_then_resume_from_the_command_line(tmp_path, capsys):

@@ -6,6 +6,8 @@ import pytest
 
 from jaxmarl import train
 from jaxmarl.baselines.q_learning import make_q_learning
+from jaxmarl.networks.mixers import QMIXMixerConfig
+from jaxmarl.training.config import GRUTrunkConfig
 from jaxmarl.training.host.checkpoint import Checkpointer
 from jaxmarl.training.host.logging import read_jsonl
 from tests.training.host.test_loop import _run
@@ -20,9 +22,9 @@ TINY = [
     "learning_starts=10",
     "target_update_interval=2",
     "network.embed_dim=8",
-    "network.gru_size=8",
-    "mixer_embed_dim=4",
-    "mixer_hypernet_hidden_dim=8",
+    "network.trunk.size=8",
+    "mixer.embed_dim=4",
+    "mixer.hypernet_hidden_dim=8",
     "run.total_timesteps=40",
     "run.updates_per_chunk=1",
     "run.checkpoint_every=1",
@@ -33,7 +35,7 @@ TINY = [
 
 def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer():
     configs = {alg: train.parse([f"alg={alg}"]).config for alg in ("iql", "vdn", "qmix")}
-    assert {alg: c.mixer for alg, c in configs.items()} == {
+    assert {alg: c.mixer.kind for alg, c in configs.items()} == {
         "iql": "none",
         "vdn": "vdn",
         "qmix": "qmix",
@@ -41,7 +43,8 @@ def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer():
     qmix = configs["qmix"]
     assert (qmix.env.num_envs, qmix.buffer_size, qmix.batch_size) == (8, 5000, 32)
     assert qmix.lr == pytest.approx(5e-3) and qmix.gamma == pytest.approx(0.9)
-    assert qmix.network.trunk == "gru" and qmix.network.gru_size == 64
+    assert qmix.network.trunk == GRUTrunkConfig(size=64)
+    assert qmix.mixer == QMIXMixerConfig(embed_dim=32, hypernet_hidden_dim=128, init_scale=1e-3)
     # The one departure from JaxMARL's settings: a soft target update instead of a hard copy
     # every 200 updates (benchmarks/FINDINGS.md, "Soft target update ...").
     assert (qmix.target_update_interval, qmix.tau) == (1, pytest.approx(0.005))
@@ -56,7 +59,12 @@ def test_q_presets_mirror_jaxmarl_and_differ_only_by_mixer():
         (["alg=qmx"], "did you mean 'qmix'"),
         (["alg=vdn", "eps_finish=1.5"], "eps_finish must be in [0, 1]"),
         (["alg=iql", "tau=0"], "tau must be in (0, 1]"),
-        (["alg=qmix", "mixer_embed_dim=-4"], "mixer_embed_dim must be > 0"),
+        (["alg=qmix", "mixer.embed_dim=-4"], "mixer.embed_dim must be > 0"),
+        (["alg=vdn", "mixer.embed_dim=4"], "is a field of mixer=qmix, but mixer is vdn"),
+        (["alg=qmix", "mixer_embed_dim=4"], "write mixer.embed_dim (with mixer=qmix)"),
+        (["alg=qmix", "returns.td_lambda=0.5"], "is a field of returns=lambda"),
+        (["alg=qmix", "returns=lambda", "returns.td_lambda=2"], "returns.td_lambda must be in"),
+        (["alg=qmix", "returns.n=99"], "returns.n=99 is longer than the stored sequences"),
         (["alg=qmix", "double_q=maybe"], "invalid value for config key 'double_q'"),
     ],
 )

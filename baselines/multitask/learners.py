@@ -55,7 +55,7 @@ from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_
 from jaxmarl.networks import MLPTrunk, ValueHead, encoder_from_config
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.networks.trunks import trunk_from_config
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
+from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
@@ -69,8 +69,7 @@ def mtapn_network_defaults() -> NetworkConfig:
     return NetworkConfig(
         encoder_sizes=(),
         embed_dim=64,
-        trunk="gru",
-        gru_size=64,
+        trunk=GRUTrunkConfig(size=64),
         activation="relu",
         layer_norm=True,
         agent_id=True,
@@ -81,7 +80,7 @@ def mtapn_network_defaults() -> NetworkConfig:
 class MTAPNConfig(MultiTaskFields, PQNConfig):
     """Value-based multi-task learner; see ``PQNConfig`` and ``MultiTaskFields`` for fields.
 
-    ``network`` configures every task's perception (``trunk``/``gru_size``/``trunk_sizes``:
+    ``network`` configures every task's perception (``network.trunk``, GRU or MLP:
     its recurrent or feed-forward layer, whose width the candidate layer keeps); the shared
     decision MLP is ``decision_sizes`` then one scalar output.
     """
@@ -243,7 +242,7 @@ def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> Candidate
 
 def build_mtapn(config: MTAPNConfig) -> MultiTask:
     specs = config.task_specs
-    envs = _task_envs(specs, config.network.agent_id, world_state=config.mixer == "qmix")
+    envs = _task_envs(specs, config.network.agent_id, world_state=config.mixer.needs_world_state)
     num_envs = config.env.num_envs
     epsilon = epsilon_schedule(config, config.num_updates)
     networks = {n: build_candidate_network(config, env.batch) for n, env in envs.items()}
@@ -304,7 +303,7 @@ def _as_actor_critic(view: dict) -> dict:
 
 def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
     specs = config.task_specs
-    envs = _task_envs(specs, config.network.agent_id, world_state=config.critic == "centralised")
+    envs = _task_envs(specs, config.network.agent_id, world_state=config.critic.centralised)
     parts = {n: ppo_parts(config, env, build_network(config, env.batch)) for n, env in envs.items()}
 
     def task_fns(name: str) -> TaskFns:

@@ -299,8 +299,8 @@ def load_decision_layers(path: str | os.PathLike, like: Any | None = None) -> An
             f"the decision layers in {decision_path(path)} do not fit this learner: "
             + "; ".join(problems)
             + ". The first decision layer reads the perception's output, so the new task's "
-            "perception width (network.gru_size for a GRU perception, else the last of "
-            "network.trunk_sizes) and decision_sizes must be those of the run that saved them"
+            "perception width (network.trunk.size for a GRU perception, else the last of "
+            "network.trunk.sizes) and decision_sizes must be those of the run that saved them"
         )
     return jax.tree.map(lambda x, ref: jnp.asarray(x, ref.dtype), saved, like)
 

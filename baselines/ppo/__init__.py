@@ -5,7 +5,7 @@
 """
 
 from jaxmarl.algorithms import register_algorithm
-from jaxmarl.baselines.ppo.config import PPOConfig
+from jaxmarl.baselines.ppo.config import CentralisedCritic, Critic, LocalCritic, PPOConfig
 from jaxmarl.baselines.ppo.learner import PPOParts, make_ppo, make_train, ppo_optimiser, ppo_parts
 from jaxmarl.baselines.ppo.loss import PPOBatch
 from jaxmarl.baselines.ppo.network import build_network
@@ -15,6 +15,9 @@ register_algorithm("ippo", PPOConfig, make_ppo, fixed=("critic=local",))
 register_algorithm("mappo", PPOConfig, make_ppo, fixed=("critic=centralised",))
 
 __all__ = [
+    "CentralisedCritic",
+    "Critic",
+    "LocalCritic",
     "PPOBatch",
     "PPOConfig",
     "PPOParts",

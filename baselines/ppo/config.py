@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from jaxmarl.training.config import (
     EnvConfig,
@@ -13,19 +14,47 @@ from jaxmarl.training.config import (
     require_positive,
 )
 
-CRITICS = ("local", "centralised")
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LocalCritic:
+    """IPPO's critic (``critic=local``): each agent's value from its own observation."""
+
+    kind: ClassVar[str] = "local"
+    centralised: ClassVar[bool] = False
+    one_per_env: ClassVar[bool] = False
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CentralisedCritic:
+    """MAPPO's critic (``critic=centralised``): values from the env's world state.
+
+    Attributes:
+        agent_id: append a one-hot agent id to the world state (``critic.agent_id=false``
+            leaves it out: one value per env, computed once per env instead of once per agent).
+    """
+
+    kind: ClassVar[str] = "centralised"
+    centralised: ClassVar[bool] = True
+    agent_id: bool = True
+
+    @property
+    def one_per_env(self) -> bool:
+        """One critic evaluation per env, shared by its agents (the world state alone)."""
+        return not self.agent_id
+
+
+Critic = LocalCritic | CentralisedCritic
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PPOConfig(RolloutUpdates):
-    """IPPO (``critic="local"``) or MAPPO (``critic="centralised"``).
+    """IPPO (``critic=LocalCritic()``) or MAPPO (``critic=CentralisedCritic()``).
 
     Attributes:
         env, network, run: shared sections (``jaxmarl.training.config``).
-        critic: ``"local"`` reads each agent's observation; ``"centralised"`` reads the env's
-            world state plus (``critic_agent_id``) a one-hot agent id.
-        critic_agent_id: give the centralised critic the agent id. Without it the critic is
-            one value per env, computed once per env instead of once per agent.
+        critic: ``LocalCritic`` (``critic=local``) reads each agent's observation;
+            ``CentralisedCritic`` (``critic=centralised``) reads the env's world state plus
+            (``critic.agent_id``) a one-hot agent id.
         num_steps: rollout length ``T`` per update.
         lr: Adam learning rate; ``anneal_lr`` decays it linearly to 0 over training.
         gamma, gae_lambda: discount and GAE lambda.
@@ -46,8 +75,7 @@ class PPOConfig(RolloutUpdates):
     env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
     network: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
     run: RunConfig = dataclasses.field(default_factory=RunConfig)
-    critic: str = "local"
-    critic_agent_id: bool = True
+    critic: Critic = LocalCritic()
     num_steps: int = 128
     lr: float = 2.5e-4
     anneal_lr: bool = True
@@ -65,11 +93,9 @@ class PPOConfig(RolloutUpdates):
     bootstrap_truncation: bool = True
 
     def __post_init__(self):
-        require(self.critic in CRITICS, f"critic must be one of {CRITICS}, got {self.critic!r}")
         require(
-            self.critic == "centralised" or self.critic_agent_id,
-            "critic_agent_id=false needs critic=centralised (a local critic reads each agent's "
-            "own observation; use network.agent_id to add ids to it)",
+            isinstance(self.critic, LocalCritic | CentralisedCritic),
+            f"critic must be a LocalCritic or a CentralisedCritic, got {self.critic!r}",
         )
         require_positive(
             "ppo",

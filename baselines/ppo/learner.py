@@ -8,7 +8,7 @@ with other learners (rollout, GAE, losses, minibatching, networks, agent batchin
 
 Parameters are shared across agents (one actor, one critic, agents stacked on an axis; add
 ``network.agent_id=true`` to let them tell themselves apart). A centralised critic reads the
-world state plus a one-hot agent id, or with ``critic_agent_id=false`` the world state alone
+world state plus a one-hot agent id, or with ``critic.agent_id=false`` the world state alone
 (JaxMARL's MPE MAPPO critic): then every agent of an env has the same value, so the critic runs
 once per env and minibatches keep an env's agents together. Truncated episodes bootstrap
 from the value of their real last observation (``bootstrap_truncation``; JaxMARL's scripts
@@ -126,7 +126,7 @@ def _env_major(x: jax.Array, envs: int) -> jax.Array:
 def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOParts:
     """PPO's rollout, targets and loss for ``env`` and ``network``."""
     num_envs, num_agents = config.env.num_envs, env.batch.num_agents
-    layout = CriticLayout(config.critic == "centralised", config.critic_agent_id, num_agents)
+    layout = CriticLayout(config.critic.centralised, not config.critic.one_per_env, num_agents)
     groups = num_envs * layout.per_env
 
     def values_of(params, critic_carry, inputs: StepInput):
@@ -266,7 +266,7 @@ def make_ppo(config: PPOConfig) -> Learner:
         config.env.env_id,
         config.env.env_kwargs,
         agent_id=config.network.agent_id,
-        world_state=config.critic == "centralised",
+        world_state=config.critic.centralised,
     )
     parts = ppo_parts(config, env, build_network(config, env.batch))
     num_updates = config.num_updates

@@ -7,7 +7,14 @@ mixer) and ``td_loss`` (``QSequence`` and the TD loss).
 
 from jaxmarl.algorithms import register_algorithm
 from jaxmarl.baselines.q_learning.acting import epsilon_greedy, greedy_actions, q_policies
-from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
+from jaxmarl.baselines.q_learning.config import (
+    LambdaReturns,
+    NStepReturns,
+    QCommonConfig,
+    Returns,
+    epsilon_schedule,
+    make_optimiser,
+)
 from jaxmarl.baselines.q_learning.learner import QLearningConfig, QTrainState, make_q_learning
 from jaxmarl.baselines.q_learning.network import build_mixer, build_q_network
 from jaxmarl.baselines.q_learning.pqn import PQNConfig, make_pqn
@@ -28,6 +35,9 @@ register_algorithm("qmix", QLearningConfig, make_q_learning, fixed=("mixer=qmix"
 register_algorithm("pqn_vdn", PQNConfig, make_pqn, fixed=("mixer=vdn",))
 
 __all__ = [
+    "LambdaReturns",
+    "NStepReturns",
+    "Returns",
     "PQNConfig",
     "QCommonConfig",
     "QLearningConfig",

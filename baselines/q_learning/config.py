@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
+import jax
 import optax
 
-from jaxmarl.networks.mixers import MIXERS, TEAM_REWARDS
+from jaxmarl.networks.mixers import (
+    TEAM_REWARDS,
+    MixerConfig,
+    NoMixerConfig,
+    QMIXMixerConfig,
+    VDNMixerConfig,
+)
+from jaxmarl.training import targets
 from jaxmarl.training.config import (
     EnvConfig,
+    GRUTrunkConfig,
     NetworkConfig,
     RolloutUpdates,
     RunConfig,
@@ -17,8 +27,53 @@ from jaxmarl.training.config import (
 )
 from jaxmarl.training.sgd import learning_rate
 
-RETURNS = ("n_step", "lambda")
 OPTIMISERS = ("adam", "radam")
+MIXERS = (NoMixerConfig, VDNMixerConfig, QMIXMixerConfig)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NStepReturns:
+    """n-step TD targets (``returns=n_step``, ``returns.n=3``); ``n=1`` is one-step Q-learning.
+
+    Attributes:
+        n: steps before bootstrapping (at most the stored sequence length ``num_steps``).
+    """
+
+    kind: ClassVar[str] = "n_step"
+    n: int = 1
+
+    def __post_init__(self):
+        require(self.n >= 1, f"returns.n must be >= 1, got {self.n}")
+
+    def targets(self, reward, next_value, terminated, done, gamma: float) -> jax.Array:
+        """``[T, ...]`` targets (``jaxmarl.training.targets.n_step_returns``)."""
+        return targets.n_step_returns(reward, next_value, terminated, done, gamma, self.n)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LambdaReturns:
+    """TD(lambda) targets (``returns=lambda``, ``returns.td_lambda=0.7``).
+
+    Attributes:
+        td_lambda: in [0, 1]; 0 is the one-step target, 1 the return bootstrapped at the end of
+            the sequence.
+    """
+
+    kind: ClassVar[str] = "lambda"
+    td_lambda: float = 0.9
+
+    def __post_init__(self):
+        require(
+            0.0 <= self.td_lambda <= 1.0,
+            f"returns.td_lambda must be in [0, 1], got {self.td_lambda}",
+        )
+
+    def targets(self, reward, next_value, terminated, done, gamma: float) -> jax.Array:
+        """``[T, ...]`` targets (``jaxmarl.training.targets.lambda_returns``)."""
+        return targets.lambda_returns(reward, next_value, terminated, done, gamma, self.td_lambda)
+
+
+Returns = NStepReturns | LambdaReturns
 
 
 def q_network_defaults() -> NetworkConfig:
@@ -28,8 +83,7 @@ def q_network_defaults() -> NetworkConfig:
         encoder_sizes=(),
         embed_dim=64,
         encoder_init_gain=1.0,
-        trunk="gru",
-        gru_size=64,
+        trunk=GRUTrunkConfig(size=64),
         activation="relu",
         agent_id=True,
     )
@@ -41,22 +95,26 @@ class QCommonConfig(RolloutUpdates):
 
     Attributes:
         env, network, run: shared sections (``jaxmarl.training.config``).
-        mixer: ``"none"`` (IQL), ``"vdn"`` or ``"qmix"``.
-        mixer_embed_dim, mixer_hypernet_hidden_dim, mixer_init_scale: QMIX mixing network.
+        mixer: ``NoMixerConfig`` (IQL, ``mixer=none``), ``VDNMixerConfig`` (``mixer=vdn``) or
+            ``QMIXMixerConfig`` (``mixer=qmix``, with ``mixer.embed_dim``,
+            ``mixer.hypernet_hidden_dim``, ``mixer.init_scale``).
         num_steps: rollout length ``T`` per update (also the stored sequence length).
         lr: learning rate; ``anneal_lr`` decays it linearly to 0 over training.
         optimiser: ``"radam"`` (JaxMARL's choice) or ``"adam"``.
         max_grad_norm: global gradient-norm clip.
         gamma: discount.
-        returns: ``"n_step"`` (with ``n_step``) or ``"lambda"`` (TD(lambda), ``td_lambda``).
+        returns: ``NStepReturns`` (``returns=n_step``, ``returns.n``) or ``LambdaReturns``
+            (TD(lambda): ``returns=lambda``, ``returns.td_lambda``).
         eps_start, eps_finish: epsilon-greedy exploration, linear from start to finish ...
         eps_decay: ... over this fraction of the updates, then constant.
         reward_scale: rewards are multiplied by this in the TD targets (JaxMARL's SMAX configs
             use 10, "the original scale of SMAC"); logged returns stay unscaled.
-        team_reward: how VDN and QMIX make the team reward they regress from the agents'
-            rewards: ``"sum"`` (MPE, where each agent's reward differs) or ``"mean"`` (envs
-            with one shared reward per step, such as SMAX, where a sum would count it once per
-            agent). IQL learns each agent's own reward either way.
+        team_reward: how VDN and QMIX (``mixer.team_reward``) make the team reward they regress
+            from the agents' rewards: ``"sum"`` (MPE, where each agent's reward differs) or
+            ``"mean"`` (envs with one shared reward per step, such as SMAX, where a sum would
+            count it once per agent). IQL learns each agent's own reward either way. A field of
+            the config, not of the mixer: it describes the env's rewards, and ``alg=vdn`` over a
+            QMIX preset must keep it.
         bootstrap_truncation: value time-limited episodes' real last observation instead of
             counting the time limit as a termination (see the module docstring).
     """
@@ -64,19 +122,14 @@ class QCommonConfig(RolloutUpdates):
     env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
     network: NetworkConfig = dataclasses.field(default_factory=q_network_defaults)
     run: RunConfig = dataclasses.field(default_factory=lambda: RunConfig(total_timesteps=2_000_000))
-    mixer: str = "qmix"
-    mixer_embed_dim: int = 32
-    mixer_hypernet_hidden_dim: int = 128
-    mixer_init_scale: float = 1e-3
+    mixer: MixerConfig = QMIXMixerConfig()
     num_steps: int = 25
     lr: float = 5e-3
     anneal_lr: bool = True
     optimiser: str = "radam"
     max_grad_norm: float = 25.0
     gamma: float = 0.9
-    returns: str = "n_step"
-    n_step: int = 1
-    td_lambda: float = 0.9
+    returns: Returns = NStepReturns()
     eps_start: float = 1.0
     eps_finish: float = 0.05
     eps_decay: float = 0.1
@@ -85,8 +138,14 @@ class QCommonConfig(RolloutUpdates):
     bootstrap_truncation: bool = True
 
     def __post_init__(self):
-        require(self.mixer in MIXERS, f"mixer must be one of {MIXERS}, got {self.mixer!r}")
-        require(self.returns in RETURNS, f"returns must be one of {RETURNS}, got {self.returns!r}")
+        require(
+            isinstance(self.mixer, MIXERS),
+            f"mixer must be one of {[m.__name__ for m in MIXERS]}, got {self.mixer!r}",
+        )
+        require(
+            isinstance(self.returns, NStepReturns | LambdaReturns),
+            f"returns must be an NStepReturns or a LambdaReturns, got {self.returns!r}",
+        )
         require(
             self.team_reward in TEAM_REWARDS,
             f"team_reward must be one of {TEAM_REWARDS}, got {self.team_reward!r}",
@@ -100,18 +159,13 @@ class QCommonConfig(RolloutUpdates):
             num_steps=self.num_steps,
             lr=self.lr,
             max_grad_norm=self.max_grad_norm,
-            n_step=self.n_step,
-            mixer_embed_dim=self.mixer_embed_dim,
-            mixer_hypernet_hidden_dim=self.mixer_hypernet_hidden_dim,
-            mixer_init_scale=self.mixer_init_scale,
             reward_scale=self.reward_scale,
         )
         require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
-        require(0.0 <= self.td_lambda <= 1.0, f"td_lambda must be in [0, 1], got {self.td_lambda}")
         require(
-            self.n_step <= self.num_steps,
-            f"n_step={self.n_step} is longer than the stored sequences (num_steps="
-            f"{self.num_steps}); choose n_step <= num_steps",
+            not isinstance(self.returns, NStepReturns) or self.returns.n <= self.num_steps,
+            f"returns.n={getattr(self.returns, 'n', None)} is longer than the stored sequences "
+            f"(num_steps={self.num_steps}); choose returns.n <= num_steps",
         )
         for name in ("eps_start", "eps_finish"):
             value = getattr(self, name)

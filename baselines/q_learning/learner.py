@@ -43,7 +43,7 @@ from jaxmarl.training.types import Runner
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class QLearningConfig(QCommonConfig):
-    """IQL (``mixer="none"``), VDN (``"vdn"``) or QMIX (``"qmix"``); see ``QCommonConfig``.
+    """IQL (``mixer=none``), VDN (``mixer=vdn``) or QMIX (``mixer=qmix``); see ``QCommonConfig``.
 
     Attributes:
         buffer_size: sequences (of ``num_steps`` steps each) the replay buffer holds.
@@ -120,7 +120,7 @@ class QTrainState:
 
 def make_q_learning(config: QLearningConfig) -> Learner:
     """Build env, networks, optimiser and buffer layout; return the learner's functions."""
-    world_state = config.mixer == "qmix"
+    world_state = config.mixer.needs_world_state
     env = TrainingEnv.make(
         config.env.env_id,
         config.env.env_kwargs,

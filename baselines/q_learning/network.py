@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from jaxmarl.baselines.q_learning.config import QCommonConfig
 from jaxmarl.networks import QHead, encoder_from_config
-from jaxmarl.networks.mixers import make_mixer
 from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.wrappers.agent_batch import AgentBatch
@@ -33,10 +32,5 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
 
 
 def build_mixer(config: QCommonConfig):
-    """The configured mixer (``mixer`` and the ``mixer_*`` fields)."""
-    return make_mixer(
-        config.mixer,
-        config.mixer_embed_dim,
-        config.mixer_hypernet_hidden_dim,
-        config.mixer_init_scale,
-    )
+    """The linen module of the configured mixer (``config.mixer``)."""
+    return config.mixer.module()

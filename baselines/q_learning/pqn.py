@@ -19,10 +19,17 @@ import jax
 import jax.numpy as jnp
 
 from jaxmarl.baselines.q_learning.acting import q_policies
-from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
+from jaxmarl.baselines.q_learning.config import (
+    LambdaReturns,
+    QCommonConfig,
+    Returns,
+    epsilon_schedule,
+    make_optimiser,
+)
 from jaxmarl.baselines.q_learning.network import build_q_network
 from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig, require
+from jaxmarl.networks.mixers import MixerConfig, VDNMixerConfig
+from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
@@ -35,8 +42,7 @@ def pqn_network_defaults() -> NetworkConfig:
     return NetworkConfig(
         encoder_sizes=(256,),
         embed_dim=256,
-        trunk="gru",
-        gru_size=256,
+        trunk=GRUTrunkConfig(size=256),
         activation="relu",
         layer_norm=True,
         agent_id=True,
@@ -57,13 +63,12 @@ class PQNConfig(QCommonConfig):
     run: RunConfig = dataclasses.field(
         default_factory=lambda: RunConfig(total_timesteps=488 * 256 * 16)
     )
-    mixer: str = "vdn"
+    mixer: MixerConfig = VDNMixerConfig()
     num_steps: int = 16
     lr: float = 5e-4
     anneal_lr: bool = False
     max_grad_norm: float = 1.0
-    returns: str = "lambda"
-    td_lambda: float = 0.3
+    returns: Returns = LambdaReturns(td_lambda=0.3)
     eps_finish: float = 0.1
     num_epochs: int = 4
     num_minibatches: int = 16
@@ -81,7 +86,7 @@ class PQNConfig(QCommonConfig):
 
 def make_pqn(config: PQNConfig) -> Learner:
     """Build env, network and optimiser; return the learner's pure functions."""
-    world_state = config.mixer == "qmix"
+    world_state = config.mixer.needs_world_state
     env = TrainingEnv.make(
         config.env.env_id,
         config.env.env_kwargs,

@@ -29,9 +29,7 @@ from flax import struct
 
 from jaxmarl.baselines.q_learning.acting import greedy_actions
 from jaxmarl.baselines.q_learning.config import QCommonConfig
-from jaxmarl.networks.mixers import team_reward
 from jaxmarl.networks.q_network import QNetwork
-from jaxmarl.training import targets
 from jaxmarl.training.types import StepInput, Transition
 
 
@@ -167,14 +165,13 @@ def td_loss(
 
     ``next_values_t = mix_target(Q_target(s_{t+1}, a*), world_{t+1})`` with ``a*`` the greedy
     available action of the online network (double Q) or of the target network, then n-step or
-    TD(lambda) targets (``config.returns``) on the mixer's reward (``team_reward``). Where an
+    TD(lambda) targets (``config.returns``) on the mixer's reward (``mixer.team_reward``). Where an
     episode ended at step t and the sequence carries ``terminal_inputs``, ``s_{t+1}`` is the
     real last observation (bootstrapped unless ``terminated``), not the next episode's first.
 
     Args:
         network: the agents' ``QNetwork`` (mixer included).
-        config: ``gamma``, ``returns``, ``n_step``, ``td_lambda``, ``mixer``, ``reward_scale``,
-            ``team_reward`` are read.
+        config: ``gamma``, ``returns``, ``mixer``, ``reward_scale``, ``team_reward`` are read.
         params: online parameters (differentiated).
         target_params: target parameters, or ``None`` to use ``stop_gradient(params)`` (PQN).
         sequence: ``QSequence`` ``[T(+1), B, ...]``.
@@ -228,18 +225,11 @@ def td_loss(
     taken = jnp.take_along_axis(q[:-1], sequence.action[..., None], axis=-1)[..., 0]
     q_mixed = network.mix(params, taken, inputs.world_state[:-1])  # [T, B, K]
     next_mixed = network.mix(target_params, next_q, next_world)
-    reward = team_reward(config.mixer, sequence.reward, config.team_reward) * config.reward_scale
+    reward = config.mixer.team_reward(sequence.reward, config.team_reward) * config.reward_scale
     width = reward.shape[-1]
     per_value = lambda flags: jnp.broadcast_to(flags[..., None], (*flags.shape, width))
     terminated, done = per_value(sequence.terminated), per_value(sequence.done)
-    if config.returns == "n_step":
-        returns = targets.n_step_returns(
-            reward, next_mixed, terminated, done, config.gamma, config.n_step
-        )
-    else:
-        returns = targets.lambda_returns(
-            reward, next_mixed, terminated, done, config.gamma, config.td_lambda
-        )
+    returns = config.returns.targets(reward, next_mixed, terminated, done, config.gamma)
     returns = jax.lax.stop_gradient(returns)
     squared_error = jnp.square(q_mixed - returns)
     if burn_in:

@@ -37,7 +37,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmarl.baselines.multitask import MTAPNConfig, build_mtapn
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.networks.mixers import VDNMixerConfig
+from jaxmarl.training.config import EnvConfig, MLPTrunkConfig, NetworkConfig, RunConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _experiment as ex  # noqa: E402
@@ -55,15 +56,14 @@ def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
         env=EnvConfig(env_id=SPREAD, num_envs=args.num_envs),
         network=NetworkConfig(
             embed_dim=args.width,
-            trunk="mlp",
-            trunk_sizes=(args.width,),
+            trunk=MLPTrunkConfig(sizes=(args.width,)),
             activation="relu",
             layer_norm=True,
             agent_id=True,
         ),
         run=RunConfig(total_timesteps=updates * args.num_envs * 25),
         tasks=tuple(tasks),
-        mixer="vdn",
+        mixer=VDNMixerConfig(),
         num_steps=25,
         num_minibatches=4,
         num_epochs=2,

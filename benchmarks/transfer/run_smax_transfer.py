@@ -30,7 +30,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmarl.baselines.multitask import MTAPNConfig, build_mtapn
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.baselines.q_learning import LambdaReturns
+from jaxmarl.networks.mixers import VDNMixerConfig
+from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _experiment as ex  # noqa: E402
@@ -56,8 +58,7 @@ def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
         network=NetworkConfig(
             encoder_sizes=(),
             embed_dim=args.width,
-            trunk="gru",
-            gru_size=args.width,
+            trunk=GRUTrunkConfig(size=args.width),
             activation="relu",
             layer_norm=True,
             agent_id=True,
@@ -67,7 +68,7 @@ def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
         task_weighting="loss_rate",
         weight_ema=0.1,
         decision_sizes=(args.width // 2,),
-        mixer="vdn",
+        mixer=VDNMixerConfig(),
         num_steps=args.num_steps,
         num_minibatches=args.num_minibatches,
         num_epochs=args.num_epochs,
@@ -76,8 +77,7 @@ def make_config(args, tasks, updates, **overrides) -> MTAPNConfig:
         optimiser="radam",
         max_grad_norm=1.0,
         gamma=0.99,
-        returns="lambda",
-        td_lambda=0.85,
+        returns=LambdaReturns(td_lambda=0.85),
         eps_start=1.0,
         eps_finish=0.05,
         eps_decay=args.eps_decay,

@@ -3,7 +3,15 @@
 from jaxmarl.networks.actor_critic import ActorCritic
 from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder, encoder_from_config
 from jaxmarl.networks.heads import CategoricalHead, GaussianHead, QHead, ValueHead, masked_logits
-from jaxmarl.networks.mixers import NoMixer, QMixer, VDNMixer, make_mixer
+from jaxmarl.networks.mixers import (
+    MixerConfig,
+    NoMixer,
+    NoMixerConfig,
+    QMixer,
+    QMIXMixerConfig,
+    VDNMixer,
+    VDNMixerConfig,
+)
 from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.networks.trunks import GRUTrunk, MLPTrunk, initial_carry
 
@@ -15,14 +23,17 @@ __all__ = [
     "GaussianHead",
     "MLPEncoder",
     "MLPTrunk",
+    "MixerConfig",
     "NoMixer",
+    "NoMixerConfig",
+    "QMIXMixerConfig",
     "QMixer",
     "QNetwork",
     "QHead",
     "VDNMixer",
+    "VDNMixerConfig",
     "ValueHead",
     "encoder_from_config",
     "initial_carry",
-    "make_mixer",
     "masked_logits",
 ]

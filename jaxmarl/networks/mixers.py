@@ -13,9 +13,20 @@ Every mixer is a linen module with one call signature,
 team reward for VDN and QMIX, either the sum of the agents' rewards (MPE, as JaxMARL's VDN/QMIX
 scripts do there) or their mean (for envs whose agents all receive the same shared reward, such
 as SMAX: the sum would count that one reward once per agent).
+
+A learner's config chooses its mixer with a frozen dataclass, ``MixerConfig``: ``NoMixerConfig``
+(``mixer=none``), ``VDNMixerConfig`` (``mixer=vdn``) or ``QMIXMixerConfig`` (``mixer=qmix``,
+``mixer.embed_dim=64``). Each says whether it reads the world state, forms the reward its
+output is regressed on (``team_reward``) and builds its linen module (``module``), so learners
+ask the object instead of testing its name. Sum or mean stays a field of the learner's config
+(``team_reward``), not of the mixer: it describes how the env shares its rewards, and switching
+the mixer (``alg=vdn`` over a QMIX preset) must not silently reset it.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -23,7 +34,6 @@ from flax import linen as nn
 
 from jaxmarl.networks.init import BIAS, orthogonal
 
-MIXERS = ("none", "vdn", "qmix")
 TEAM_REWARDS = ("sum", "mean")
 
 
@@ -95,29 +105,73 @@ class QMixer(nn.Module):
         return jnp.sum(hidden * weights2, axis=-1, keepdims=True) + b2(world_state)
 
 
-def make_mixer(
-    name: str, embed_dim: int = 32, hypernet_hidden_dim: int = 128, init_scale: float = 1e-3
-) -> nn.Module:
-    """The mixer called ``name`` (one of ``MIXERS``); raises ``ValueError`` otherwise."""
-    if name == "none":
-        return NoMixer()
-    if name == "vdn":
-        return VDNMixer()
-    if name == "qmix":
-        return QMixer(embed_dim, hypernet_hidden_dim, init_scale)
-    raise ValueError(f"unknown mixer {name!r}; choose one of {MIXERS}")
-
-
-def team_reward(mixer_name: str, reward: jax.Array, reduction: str = "sum") -> jax.Array:
-    """Rewards ``[..., A]`` reduced like the mixer's output: ``[..., A]`` (IQL) or ``[..., 1]``.
-
-    ``reduction`` (one of ``TEAM_REWARDS``) says how a mixing learner's team reward is made from
-    the agents' rewards: ``"sum"``, or ``"mean"``, which is the shared reward itself where every
-    agent receives the same one (SMAX; JaxMARL's scripts read the first agent's there).
-    """
+def _reduce(reward: jax.Array, reduction: str) -> jax.Array:
+    """``[..., A] -> [..., 1]``: the team reward, ``"sum"`` or ``"mean"`` of the agents'."""
     if reduction not in TEAM_REWARDS:
         raise ValueError(f"unknown team reward {reduction!r}; choose one of {TEAM_REWARDS}")
-    if mixer_name == "none":
-        return reward
     reduce = jnp.sum if reduction == "sum" else jnp.mean
     return reduce(reward, axis=-1, keepdims=True)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class NoMixerConfig:
+    """Independent learners (IQL): each agent regresses its own Q-value on its own reward."""
+
+    kind: ClassVar[str] = "none"
+    needs_world_state: ClassVar[bool] = False
+
+    def module(self) -> nn.Module:
+        return NoMixer()
+
+    def team_reward(self, reward: jax.Array, reduction: str = "sum") -> jax.Array:
+        """Rewards ``[..., A]`` unchanged (``reduction`` is checked, not used)."""
+        _reduce(reward, reduction)
+        return reward
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class VDNMixerConfig:
+    """VDN: the team's Q-value is the sum of the agents'; no parameters, no world state."""
+
+    kind: ClassVar[str] = "vdn"
+    needs_world_state: ClassVar[bool] = False
+
+    def module(self) -> nn.Module:
+        return VDNMixer()
+
+    def team_reward(self, reward: jax.Array, reduction: str = "sum") -> jax.Array:
+        """Rewards ``[..., A]`` -> the team reward ``[..., 1]`` (``"sum"`` or ``"mean"``)."""
+        return _reduce(reward, reduction)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class QMIXMixerConfig:
+    """QMIX: a monotonic mixing network conditioned on the world state (``QMixer``).
+
+    Attributes:
+        embed_dim: width of the mixing layer.
+        hypernet_hidden_dim: hidden width of the hypernetworks.
+        init_scale: orthogonal gain of every hypernetwork layer.
+    """
+
+    kind: ClassVar[str] = "qmix"
+    needs_world_state: ClassVar[bool] = True
+    embed_dim: int = 32
+    hypernet_hidden_dim: int = 128
+    init_scale: float = 1e-3
+
+    def __post_init__(self):
+        for name in ("embed_dim", "hypernet_hidden_dim", "init_scale"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"mixer.{name} must be > 0, got {value}")
+
+    def module(self) -> nn.Module:
+        return QMixer(self.embed_dim, self.hypernet_hidden_dim, self.init_scale)
+
+    def team_reward(self, reward: jax.Array, reduction: str = "sum") -> jax.Array:
+        """Rewards ``[..., A]`` -> the team reward ``[..., 1]`` (``"sum"`` or ``"mean"``)."""
+        return _reduce(reward, reduction)
+
+
+MixerConfig = NoMixerConfig | VDNMixerConfig | QMIXMixerConfig

@@ -93,10 +93,9 @@ class GRUTrunk(nn.Module):
 
 
 def trunk_from_config(net: Any) -> nn.Module:
-    """The decision trunk a ``NetworkConfig`` describes (``net.trunk``: ``"gru"`` or ``"mlp"``)."""
-    if net.recurrent:
-        return GRUTrunk(net.gru_size, tuple(net.gru_post_sizes), net.activation)
-    return MLPTrunk(net.trunk_sizes, net.activation, net.layer_norm)
+    """The decision trunk a ``NetworkConfig`` describes (``net.trunk``, an ``MLPTrunkConfig`` or
+    a ``GRUTrunkConfig``, builds it with the network's activation and layer norm)."""
+    return net.trunk.build(net.activation, net.layer_norm)
 
 
 def _per_gate(init):

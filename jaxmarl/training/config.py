@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 from jaxmarl.training.host.checkpoint import check_retention
 from jaxmarl.training.host.devices import check_split
 
 ACTIVATIONS = ("relu", "tanh", "gelu", "silu")
-TRUNKS = ("mlp", "gru")
 
 
 def require(condition: bool, message: str) -> None:
@@ -56,6 +55,58 @@ class EnvConfig:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class MLPTrunkConfig:
+    """A feed-forward decision trunk (``network.trunk=mlp``).
+
+    Attributes:
+        sizes: widths of its dense layers (at least one).
+    """
+
+    kind: ClassVar[str] = "mlp"
+    recurrent: ClassVar[bool] = False
+    sizes: tuple[int, ...] = (64,)
+
+    def __post_init__(self):
+        require(len(self.sizes) > 0, "network.trunk.sizes needs at least one width")
+        require(all(w > 0 for w in self.sizes), "network.trunk.sizes must be > 0")
+
+    def build(self, activation: str, layer_norm: bool):
+        """The linen ``MLPTrunk`` (``layer_norm`` after each dense layer)."""
+        from jaxmarl.networks.trunks import MLPTrunk
+
+        return MLPTrunk(self.sizes, activation, layer_norm)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GRUTrunkConfig:
+    """A recurrent decision trunk (``network.trunk=gru``).
+
+    Attributes:
+        size: hidden size of the GRU.
+        post_sizes: dense layers after the GRU, inside the trunk (each followed by the
+            network's activation); JaxMARL's MAPPO-RNN has ``[128]`` with relu.
+    """
+
+    kind: ClassVar[str] = "gru"
+    recurrent: ClassVar[bool] = True
+    size: int = 128
+    post_sizes: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        require_positive("network.trunk", size=self.size)
+        require(all(w > 0 for w in self.post_sizes), "network.trunk.post_sizes must be > 0")
+
+    def build(self, activation: str, layer_norm: bool):
+        """The linen ``GRUTrunk`` (``layer_norm`` does not apply to it)."""
+        from jaxmarl.networks.trunks import GRUTrunk
+
+        return GRUTrunk(self.size, self.post_sizes, activation)
+
+
+TrunkConfig = MLPTrunkConfig | GRUTrunkConfig
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class NetworkConfig:
     """Encoder -> decision trunk -> heads (the critic tower mirrors the actor's).
 
@@ -64,11 +115,9 @@ class NetworkConfig:
         embed_dim: encoder output width.
         encoder_init_gain: gain of the encoder's orthogonal initialisation: sqrt(2) (He-style,
             the PPO default) or 1 (JaxMARL's Q-learning agents; the IQL/VDN/QMIX default).
-        trunk: ``"mlp"`` (feed-forward) or ``"gru"`` (recurrent).
-        trunk_sizes: widths of the MLP trunk.
-        gru_size: hidden size of the GRU trunk.
-        gru_post_sizes: dense layers after the GRU, inside the trunk (each followed by
-            ``activation``); JaxMARL's MAPPO-RNN has ``[128]`` with relu.
+        trunk: ``MLPTrunkConfig`` (feed-forward) or ``GRUTrunkConfig`` (recurrent); in YAML and
+            on the command line ``network.trunk=gru``, ``network.trunk.size=64`` or
+            ``network.trunk={kind: mlp, sizes: [128, 128]}``.
         activation: ``"relu"``, ``"tanh"``, ``"gelu"`` or ``"silu"``.
         layer_norm: LayerNorm after dense layers.
         agent_id: append a one-hot agent id to every agent's observation.
@@ -77,42 +126,28 @@ class NetworkConfig:
     encoder_sizes: tuple[int, ...] = ()
     embed_dim: int = 64
     encoder_init_gain: float = math.sqrt(2.0)
-    trunk: str = "mlp"
-    trunk_sizes: tuple[int, ...] = (64,)
-    gru_size: int = 128
-    gru_post_sizes: tuple[int, ...] = ()
+    trunk: TrunkConfig = MLPTrunkConfig()
     activation: str = "tanh"
     layer_norm: bool = False
     agent_id: bool = False
 
     def __post_init__(self):
-        require(self.trunk in TRUNKS, f"network.trunk must be one of {TRUNKS}, got {self.trunk!r}")
+        require(
+            isinstance(self.trunk, MLPTrunkConfig | GRUTrunkConfig),
+            f"network.trunk must be an MLPTrunkConfig or a GRUTrunkConfig, got {self.trunk!r}",
+        )
         require(
             self.activation in ACTIVATIONS,
             f"network.activation must be one of {ACTIVATIONS}, got {self.activation!r}",
         )
         require_positive(
-            "network",
-            embed_dim=self.embed_dim,
-            gru_size=self.gru_size,
-            encoder_init_gain=self.encoder_init_gain,
+            "network", embed_dim=self.embed_dim, encoder_init_gain=self.encoder_init_gain
         )
-        require(
-            all(w > 0 for w in (*self.encoder_sizes, *self.trunk_sizes, *self.gru_post_sizes)),
-            "network layer widths must be > 0",
-        )
-        require(
-            self.trunk != "mlp" or len(self.trunk_sizes) > 0,
-            "network.trunk_sizes needs at least one width for trunk='mlp'",
-        )
-        require(
-            self.trunk == "gru" or not self.gru_post_sizes,
-            "network.gru_post_sizes needs trunk='gru' (for trunk='mlp' use network.trunk_sizes)",
-        )
+        require(all(w > 0 for w in self.encoder_sizes), "network layer widths must be > 0")
 
     @property
     def recurrent(self) -> bool:
-        return self.trunk == "gru"
+        return self.trunk.recurrent
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

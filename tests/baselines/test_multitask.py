@@ -21,7 +21,15 @@ from jaxmarl.baselines.multitask.tasks import (
     task_weights,
     update_failure,
 )
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.baselines.ppo import CentralisedCritic
+from jaxmarl.networks.mixers import QMIXMixerConfig
+from jaxmarl.training.config import (
+    EnvConfig,
+    GRUTrunkConfig,
+    MLPTrunkConfig,
+    NetworkConfig,
+    RunConfig,
+)
 
 SPREAD = "MPE_simple_spread_v3"
 TWO_TASKS = (f"{SPREAD}:num_agents=2:num_landmarks=2", f"{SPREAD}:num_agents=3:num_landmarks=3")
@@ -31,7 +39,7 @@ def small_config(**overrides):
     base = dict(
         env=EnvConfig(env_id=SPREAD, num_envs=4),
         network=NetworkConfig(
-            embed_dim=16, trunk="gru", gru_size=16, activation="relu", agent_id=True
+            embed_dim=16, trunk=GRUTrunkConfig(size=16), activation="relu", agent_id=True
         ),
         run=RunConfig(total_timesteps=4 * 8 * 3),
         tasks=TWO_TASKS,
@@ -180,21 +188,22 @@ def test_decision_layers_that_do_not_fit_fail_before_compiling(tmp_path):
     source = build_mtapn(small_config())
     state = source.learner.init(jax.random.key(0))
     save_decision_layers(tmp_path / "run" / "decision_layers", state.params["decision"])
-    wider = NetworkConfig(embed_dim=16, trunk="gru", gru_size=32, activation="relu", agent_id=True)
-    with pytest.raises(ValueError, match=r"do not fit this learner.*network.gru_size"):
+    wider = NetworkConfig(
+        embed_dim=16, trunk=GRUTrunkConfig(size=32), activation="relu", agent_id=True
+    )
+    with pytest.raises(ValueError, match=r"do not fit this learner.*network.trunk.size"):
         build_mtapn(small_config(network=wider, init_decision_from=str(tmp_path / "run")))
 
 
 @pytest.mark.parametrize("critic_agent_id", [True, False])
 def test_actor_critic_form_shares_the_actor_trunk(critic_agent_id):
-    # critic_agent_id=False: one critic per env, groups of each task's own agent count.
+    # critic.agent_id=false: one critic per env, groups of each task's own agent count.
     config = MultiTaskPPOConfig(
         env=EnvConfig(env_id=SPREAD, num_envs=4),
-        network=NetworkConfig(embed_dim=16, trunk_sizes=(16,)),
+        network=NetworkConfig(embed_dim=16, trunk=MLPTrunkConfig(sizes=(16,))),
         run=RunConfig(total_timesteps=4 * 8 * 2),
         tasks=TWO_TASKS,
-        critic="centralised",
-        critic_agent_id=critic_agent_id,
+        critic=CentralisedCritic(agent_id=critic_agent_id),
         num_steps=8,
         num_minibatches=2,
         update_epochs=1,
@@ -215,7 +224,7 @@ def test_command_line_tasks_and_transfer_keys(tmp_path):
 
     tasks = f"tasks=[{TWO_TASKS[0]},{TWO_TASKS[1]}]"
     command = train.parse(["alg=mtapn_qmix", tasks, "task_weighting=loss_rate"])
-    assert command.config.mixer == "qmix"
+    assert command.config.mixer == QMIXMixerConfig()
     assert [s.env_kwargs for s in command.config.task_specs] == [
         (("num_agents", 2), ("num_landmarks", 2)),
         (("num_agents", 3), ("num_landmarks", 3)),

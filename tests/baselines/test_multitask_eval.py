@@ -15,7 +15,7 @@ from jaxmarl.baselines.multitask import (
     build_multitask_ppo,
 )
 from jaxmarl.baselines.multitask.tasks import evaluate_every_task
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.training.config import EnvConfig, MLPTrunkConfig, NetworkConfig, RunConfig
 from jaxmarl.training.host.loop import run
 from jaxmarl.training.learner import evaluate
 
@@ -26,7 +26,7 @@ TWO_TASKS = (f"{SPREAD}:num_agents=2:num_landmarks=2", f"{SPREAD}:num_agents=3:n
 def tiny_mtapn(**overrides) -> MTAPNConfig:
     base = dict(
         env=EnvConfig(env_id=SPREAD, num_envs=2),
-        network=NetworkConfig(embed_dim=8, trunk="mlp", trunk_sizes=(8,), agent_id=True),
+        network=NetworkConfig(embed_dim=8, trunk=MLPTrunkConfig(sizes=(8,)), agent_id=True),
         run=RunConfig(total_timesteps=2 * 4),
         tasks=TWO_TASKS,
         num_steps=4,
@@ -148,7 +148,7 @@ def test_smax_tasks_report_won_per_task_and_its_mean():
     smax = "HeuristicEnemySMAX:scenario=3m"
     config = MultiTaskPPOConfig(
         env=EnvConfig(env_id=SPREAD, num_envs=2),
-        network=NetworkConfig(embed_dim=8, trunk="mlp", trunk_sizes=(8,)),
+        network=NetworkConfig(embed_dim=8, trunk=MLPTrunkConfig(sizes=(8,))),
         run=RunConfig(total_timesteps=2 * 4),
         tasks=(smax, TWO_TASKS[0]),
         num_steps=4,

@@ -9,14 +9,29 @@ import numpy as np
 import optax
 import pytest
 
-from jaxmarl.baselines.ppo import PPOConfig, make_ppo, make_train, ppo_optimiser
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.baselines.ppo import (
+    CentralisedCritic,
+    LocalCritic,
+    PPOConfig,
+    make_ppo,
+    make_train,
+    ppo_optimiser,
+)
+from jaxmarl.training.config import (
+    EnvConfig,
+    GRUTrunkConfig,
+    MLPTrunkConfig,
+    NetworkConfig,
+    RunConfig,
+)
+
+TRUNKS = {"mlp": MLPTrunkConfig(sizes=(32,)), "gru": GRUTrunkConfig(size=16)}
 
 
 def small_config(**overrides):
     base = dict(
         env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4),
-        network=NetworkConfig(trunk_sizes=(32,), embed_dim=32, gru_size=16),
+        network=NetworkConfig(trunk=TRUNKS["mlp"], embed_dim=32),
         run=RunConfig(total_timesteps=4 * 16 * 3),
         num_steps=16,
         num_minibatches=2,
@@ -31,10 +46,9 @@ def small_config(**overrides):
     [
         (dict(lr=-1.0), r"lr must be > 0"),
         (dict(num_minibatches=3), r"not divisible by num_minibatches=3"),
-        (dict(critic="global"), r"critic must be one of"),
+        (dict(critic="global"), r"critic must be a LocalCritic or a CentralisedCritic"),
         (dict(run=RunConfig(total_timesteps=1000)), r"use run.total_timesteps=960 or 1024"),
         (dict(gamma=1.5), r"gamma must be in"),
-        (dict(critic_agent_id=False), r"critic_agent_id=false needs critic=centralised"),
     ],
 )
 def test_invalid_configs_fail_before_building(overrides, match):
@@ -45,8 +59,10 @@ def test_invalid_configs_fail_before_building(overrides, match):
 def test_unknown_env_and_network_values_fail_early():
     with pytest.raises(ValueError, match="did you mean 'MPE_simple_spread_v3'"):
         EnvConfig(env_id="MPE_simple_spred_v3")
-    with pytest.raises(ValueError, match="network.trunk must be one of"):
+    with pytest.raises(ValueError, match="network.trunk must be an MLPTrunkConfig or a GRU"):
         NetworkConfig(trunk="lstm")
+    with pytest.raises(ValueError, match="network.trunk.sizes needs at least one width"):
+        MLPTrunkConfig(sizes=())
 
 
 def test_config_is_frozen_and_hashable():
@@ -72,9 +88,10 @@ def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
     # "shared_separate_clip": that, with the actor's and critic's gradients clipped apart.
     shared = critic.startswith("shared")
     config = small_config(
-        network=NetworkConfig(trunk=trunk, trunk_sizes=(32,), embed_dim=32, gru_size=16),
-        critic="centralised" if shared else critic,
-        critic_agent_id=not shared,
+        network=NetworkConfig(trunk=TRUNKS[trunk], embed_dim=32),
+        critic=CentralisedCritic(agent_id=not shared)
+        if shared or critic == "centralised"
+        else LocalCritic(),
         separate_grad_clip=critic == "shared_separate_clip",
         env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4, env_kwargs=env_kwargs),
     )
@@ -115,7 +132,7 @@ def test_ippo_improves_clearly_over_random_policy():
     """A small learning test for CI: IPPO on MPE_simple_v3 (one agent, one landmark)."""
     config = PPOConfig(
         env=EnvConfig(env_id="MPE_simple_v3", num_envs=16),
-        network=NetworkConfig(trunk_sizes=(64,), embed_dim=64),
+        network=NetworkConfig(trunk=MLPTrunkConfig(sizes=(64,)), embed_dim=64),
         run=RunConfig(total_timesteps=16 * 64 * 60),
         num_steps=64,
         lr=3e-3,
@@ -146,9 +163,8 @@ def _collected(config):
 @pytest.mark.parametrize("trunk", ["gru", "mlp"])
 def test_world_state_critic_runs_once_per_env_and_keeps_env_agents_together(trunk):
     config = small_config(
-        network=NetworkConfig(trunk=trunk, trunk_sizes=(32,), embed_dim=32, gru_size=16),
-        critic="centralised",
-        critic_agent_id=False,
+        network=NetworkConfig(trunk=TRUNKS[trunk], embed_dim=32),
+        critic=CentralisedCritic(agent_id=False),
     )
     learner, _, parts, params, data = _collected(config)
     steps, actor_carry, critic_carry = data.steps, data.actor_carry, data.critic_carry
@@ -176,9 +192,8 @@ def test_world_state_critic_loss_equals_per_agent_evaluation():
     from jaxmarl.training import losses
 
     config = small_config(
-        network=NetworkConfig(trunk="gru", embed_dim=32, gru_size=16),
-        critic="centralised",
-        critic_agent_id=False,
+        network=NetworkConfig(trunk=TRUNKS["gru"], embed_dim=32),
+        critic=CentralisedCritic(agent_id=False),
         num_minibatches=1,
     )
     learner, network, parts, params, data = _collected(config)
@@ -222,18 +237,19 @@ def test_world_state_critic_gets_no_agent_id_with_one_agent():
     """With one agent the groups are single agents either way; the id must still be left out."""
     config = small_config(
         env=EnvConfig(env_id="MPE_simple_v3", num_envs=4),
-        critic="centralised",
-        critic_agent_id=False,
+        critic=CentralisedCritic(agent_id=False),
     )
     steps = _collected(config)[4].steps
     assert steps.critic_input.shape == (config.num_steps, 4, 4)  # simple_v3 obs: 4, no id
-    with_id = _collected(dataclasses.replace(config, critic_agent_id=True))[4].steps
+    with_id = _collected(dataclasses.replace(config, critic=CentralisedCritic(agent_id=True)))[
+        4
+    ].steps
     assert with_id.critic_input.shape == (config.num_steps, 4, 5)
 
 
 def test_separate_grad_clip_equals_two_optimisers():
     # JaxMARL's MAPPO trains actor and critic with two optimisers, each with its own clip.
-    config = small_config(critic="centralised", separate_grad_clip=True, max_grad_norm=0.5)
+    config = small_config(critic=CentralisedCritic(), separate_grad_clip=True, max_grad_norm=0.5)
     num_updates = 5
     params = jax.jit(make_ppo(config).init)(jax.random.key(0)).params
     keys = iter(jax.random.split(jax.random.key(1), 2 * len(jax.tree.leaves(params))))

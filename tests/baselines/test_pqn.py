@@ -7,8 +7,15 @@ import numpy as np
 import pytest
 
 from jaxmarl import train
-from jaxmarl.baselines.q_learning import PQNConfig, make_pqn, make_train
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.baselines.q_learning import LambdaReturns, PQNConfig, make_pqn, make_train
+from jaxmarl.networks.mixers import VDNMixerConfig
+from jaxmarl.training.config import (
+    EnvConfig,
+    GRUTrunkConfig,
+    MLPTrunkConfig,
+    NetworkConfig,
+    RunConfig,
+)
 from jaxmarl.training.host.logging import read_jsonl
 
 
@@ -18,8 +25,7 @@ def small_config(**overrides):
         network=NetworkConfig(
             encoder_sizes=(16,),
             embed_dim=16,
-            trunk="gru",
-            gru_size=16,
+            trunk=GRUTrunkConfig(size=16),
             layer_norm=True,
             agent_id=True,
             activation="relu",
@@ -38,7 +44,7 @@ def small_config(**overrides):
     [
         (dict(num_minibatches=3), r"env.num_envs=4 is not divisible by num_minibatches=3"),
         (dict(num_epochs=0), r"num_epochs must be > 0"),
-        (dict(td_lambda=-0.1), r"td_lambda must be in \[0, 1\]"),
+        (dict(returns="lambda"), r"returns must be an NStepReturns or a LambdaReturns"),
         (dict(eps_start=1.1), r"eps_start must be in \[0, 1\]"),
     ],
 )
@@ -49,9 +55,9 @@ def test_invalid_configs_fail_before_building(overrides, match):
 
 def test_preset_mirrors_jaxmarl_and_defaults_are_valid():
     config = train.parse(["alg=pqn_vdn"]).config
-    assert config.mixer == "vdn" and config.returns == "lambda"
+    assert config.mixer == VDNMixerConfig() and config.returns == LambdaReturns(td_lambda=0.3)
     assert (config.env.num_envs, config.num_steps, config.num_minibatches) == (256, 16, 16)
-    assert config.network.layer_norm and config.td_lambda == pytest.approx(0.3)
+    assert config.network.layer_norm and config.network.trunk == GRUTrunkConfig(size=256)
     assert PQNConfig().num_updates == 488
 
 
@@ -81,7 +87,10 @@ def test_pqn_improves_clearly_over_random_policy():
     config = PQNConfig(
         env=EnvConfig(env_id="MPE_simple_v3", num_envs=16),
         network=NetworkConfig(
-            trunk="mlp", trunk_sizes=(64,), embed_dim=64, activation="relu", layer_norm=True
+            trunk=MLPTrunkConfig(sizes=(64,)),
+            embed_dim=64,
+            activation="relu",
+            layer_norm=True,
         ),
         run=RunConfig(total_timesteps=16 * 25 * 300),
         num_steps=25,
@@ -109,7 +118,7 @@ def test_summary_and_curve_skip_updates_that_ended_no_episode(tmp_path):
         "num_epochs=1",
         "network.encoder_sizes=[8]",
         "network.embed_dim=8",
-        "network.gru_size=8",
+        "network.trunk.size=8",
         "run.total_timesteps=120",
         "run.updates_per_chunk=6",
         "run.checkpoint_every=0",

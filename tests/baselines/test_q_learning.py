@@ -9,14 +9,21 @@ import numpy as np
 import pytest
 
 from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning, make_train
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.networks.mixers import NoMixerConfig, QMIXMixerConfig, VDNMixerConfig
+from jaxmarl.training.config import (
+    EnvConfig,
+    GRUTrunkConfig,
+    MLPTrunkConfig,
+    NetworkConfig,
+    RunConfig,
+)
 
 
 def small_config(**overrides):
     base = dict(
         env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4),
         network=NetworkConfig(
-            trunk="gru", embed_dim=16, gru_size=16, activation="relu", agent_id=True
+            trunk=GRUTrunkConfig(size=16), embed_dim=16, activation="relu", agent_id=True
         ),
         run=RunConfig(total_timesteps=4 * 10 * 6),
         num_steps=10,
@@ -24,9 +31,7 @@ def small_config(**overrides):
         batch_size=4,
         learning_starts=80,
         target_update_interval=2,
-        mixer="qmix",
-        mixer_embed_dim=8,
-        mixer_hypernet_hidden_dim=16,
+        mixer=QMIXMixerConfig(embed_dim=8, hypernet_hidden_dim=16),
     )
     base.update(overrides)
     return QLearningConfig(**base)
@@ -75,7 +80,7 @@ def test_config_is_frozen_and_hashable_with_q_defaults():
         config.tau = 0.5
     assert hash(config) == hash(small_config())
     default = QLearningConfig()
-    assert default.network.trunk == "gru" and default.network.agent_id
+    assert default.network.trunk == GRUTrunkConfig(size=64) and default.network.agent_id
     # JaxMARL's Q agents initialise their dense embedding with gain 1, not the PPO sqrt(2).
     assert default.network.encoder_init_gain == 1.0
     assert default.num_updates == default.run.total_timesteps // (default.env.num_envs * 25)
@@ -113,7 +118,7 @@ def test_burn_in_reaches_the_loss():
     # 10-step sequences of 25-step MPE episodes mostly begin mid-episode, so a burn-in of the
     # whole sequence leaves out of the loss every step before an episode start.
     def first_learning_update(burn_in):
-        learner = make_q_learning(small_config(mixer="vdn", burn_in=burn_in))
+        learner = make_q_learning(small_config(mixer=VDNMixerConfig(), burn_in=burn_in))
         state = learner.init(jax.random.key(0))
         for _ in range(2):
             state, metrics = jax.jit(learner.update)(state)
@@ -128,8 +133,8 @@ def test_burn_in_reaches_the_loss():
 
 def test_vmapped_seeds_equal_separate_runs():
     config = small_config(
-        mixer="vdn",
-        network=NetworkConfig(trunk="mlp", trunk_sizes=(16,), embed_dim=16, agent_id=True),
+        mixer=VDNMixerConfig(),
+        network=NetworkConfig(trunk=MLPTrunkConfig(sizes=(16,)), embed_dim=16, agent_id=True),
         tau=0.5,
         target_update_interval=1,
     )
@@ -150,9 +155,9 @@ def test_iql_improves_clearly_over_random_policy():
     """A small learning test for CI: IQL on MPE_simple_v3 (one agent, one landmark)."""
     config = QLearningConfig(
         env=EnvConfig(env_id="MPE_simple_v3", num_envs=4),
-        network=NetworkConfig(trunk="mlp", trunk_sizes=(64,), embed_dim=64, activation="relu"),
+        network=NetworkConfig(trunk=MLPTrunkConfig(sizes=(64,)), embed_dim=64, activation="relu"),
         run=RunConfig(total_timesteps=4 * 25 * 400),
-        mixer="none",
+        mixer=NoMixerConfig(),
         buffer_size=1000,
         batch_size=32,
         learning_starts=2000,

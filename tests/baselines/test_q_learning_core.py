@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxmarl.baselines.q_learning.acting import epsilon_greedy, greedy_actions
-from jaxmarl.baselines.q_learning.config import QCommonConfig
+from jaxmarl.baselines.q_learning.config import LambdaReturns, NStepReturns, QCommonConfig
 from jaxmarl.baselines.q_learning.td_loss import QSequence, stale_steps, td_loss
 from jaxmarl.networks import (
     GRUTrunk,
@@ -16,9 +16,9 @@ from jaxmarl.networks import (
     QHead,
     QNetwork,
     ValueHead,
-    make_mixer,
 )
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
+from jaxmarl.networks.mixers import NoMixerConfig, QMIXMixerConfig, VDNMixerConfig
 from jaxmarl.training import targets
 from jaxmarl.training.types import StepInput
 
@@ -54,12 +54,19 @@ def test_greedy_ignores_unavailable_higher_values():
     assert int(greedy_actions(q, jnp.array([[False, True, True]]))[0]) == 2
 
 
+MIXERS = {
+    "none": NoMixerConfig(),
+    "vdn": VDNMixerConfig(),
+    "qmix": QMIXMixerConfig(embed_dim=4, hypernet_hidden_dim=8),
+}
+
+
 def tiny_network(mixer="vdn", num_actions=3, num_agents=2):
     return QNetwork(
         encoder=MLPEncoder((), 8),
         trunk=MLPTrunk((8,)),
         head=QHead(num_actions),
-        mixer=make_mixer(mixer, 4, 8),
+        mixer=MIXERS[mixer].module(),
         num_agents=num_agents,
     )
 
@@ -83,7 +90,7 @@ def tiny_sequence(key, steps=5, envs=3, agents=2, actions=3, width=4):
 
 
 def test_td_loss_matches_a_hand_built_vdn_target():
-    config = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1)
+    config = QCommonConfig(mixer=VDNMixerConfig(), gamma=0.8, returns=NStepReturns(n=1))
     net = tiny_network("vdn")
     seq = tiny_sequence(jax.random.key(0))
     params = net.init(jax.random.key(1), seq.inputs.obs[0], seq.inputs.world_state[0])
@@ -107,7 +114,9 @@ def test_td_loss_matches_a_hand_built_vdn_target():
     np.testing.assert_allclose(loss_max, jnp.mean((taken.sum(-1) - target_max) ** 2), rtol=1e-5)
 
     # reward_scale multiplies the rewards in the targets, nothing else.
-    scaled = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1, reward_scale=10.0)
+    scaled = QCommonConfig(
+        mixer=VDNMixerConfig(), gamma=0.8, returns=NStepReturns(n=1), reward_scale=10.0
+    )
     loss_scaled, _ = td_loss(net, scaled, params, target_params, seq, double_q=True)
     target_scaled = 10.0 * seq.reward.sum(-1) + 0.8 * (1.0 - seq.done) * next_q.sum(-1)
     np.testing.assert_allclose(
@@ -115,7 +124,9 @@ def test_td_loss_matches_a_hand_built_vdn_target():
     )
 
     # team_reward="mean" regresses the agents' mean reward (a shared reward counted once).
-    mean = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1, team_reward="mean")
+    mean = QCommonConfig(
+        mixer=VDNMixerConfig(), gamma=0.8, returns=NStepReturns(n=1), team_reward="mean"
+    )
     loss_mean, metrics_mean = td_loss(net, mean, params, target_params, seq, double_q=True)
     target_mean = seq.reward.mean(-1) + 0.8 * (1.0 - seq.done) * next_q.sum(-1)
     np.testing.assert_allclose(loss_mean, jnp.mean((taken.sum(-1) - target_mean) ** 2), rtol=1e-5)
@@ -137,7 +148,7 @@ def test_stale_steps_end_at_the_first_episode_start_or_the_burn_in():
 
 
 def test_burn_in_leaves_stale_steps_out_of_the_loss():
-    config = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1)
+    config = QCommonConfig(mixer=VDNMixerConfig(), gamma=0.8, returns=NStepReturns(n=1))
     net = tiny_gru_network()
     seq = tiny_sequence(jax.random.key(4))  # env 0 resets at step 3, envs 1-2 never
     params = net.init(jax.random.key(1), seq.inputs.obs[0], seq.inputs.world_state[0])
@@ -171,7 +182,8 @@ def test_burn_in_leaves_stale_steps_out_of_the_loss():
 @pytest.mark.parametrize("mixer", ["none", "vdn", "qmix"])
 @pytest.mark.parametrize("returns", ["n_step", "lambda"])
 def test_td_loss_is_finite_with_finite_gradients(mixer, returns):
-    config = QCommonConfig(mixer=mixer, returns=returns, n_step=3, td_lambda=0.7)
+    chosen = NStepReturns(n=3) if returns == "n_step" else LambdaReturns(td_lambda=0.7)
+    config = QCommonConfig(mixer=MIXERS[mixer], returns=chosen)
     net = tiny_network(mixer)
     seq = tiny_sequence(jax.random.key(3))
     # One agent in one env has no available action at all at one step: still finite.
@@ -192,7 +204,7 @@ def optax_norm(tree):
 
 
 def test_pqn_style_target_uses_stopped_online_values():
-    config = QCommonConfig(mixer="vdn", returns="lambda", td_lambda=0.5, gamma=0.9)
+    config = QCommonConfig(mixer=VDNMixerConfig(), returns=LambdaReturns(td_lambda=0.5), gamma=0.9)
     net = tiny_network("vdn")
     seq = tiny_sequence(jax.random.key(5))
     params = net.init(jax.random.key(6), seq.inputs.obs[0], seq.inputs.world_state[0])
@@ -219,10 +231,12 @@ def test_sequence_batch_major_round_trip():
         (dict(eps_start=1.5), r"eps_start must be in \[0, 1\]"),
         (dict(eps_finish=-0.1), r"eps_finish must be in \[0, 1\]"),
         (dict(lr=-1.0), r"lr must be > 0"),
-        (dict(mixer="qmx"), r"mixer must be one of"),
-        (dict(returns="mc"), r"returns must be one of"),
-        (dict(n_step=30, num_steps=25), r"n_step=30 is longer than the stored sequences"),
-        (dict(td_lambda=1.2), r"td_lambda must be in \[0, 1\]"),
+        (dict(mixer="qmix"), r"mixer must be one of"),
+        (dict(returns="lambda"), r"returns must be an NStepReturns or a LambdaReturns"),
+        (
+            dict(returns=NStepReturns(n=30), num_steps=25),
+            r"returns.n=30 is longer than the stored sequences",
+        ),
         (dict(gamma=0.0), r"gamma must be in"),
     ],
 )
@@ -231,12 +245,26 @@ def test_invalid_common_configs(overrides, match):
         QCommonConfig(**overrides)
 
 
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: LambdaReturns(td_lambda=1.2), r"returns.td_lambda must be in \[0, 1\]"),
+        (lambda: NStepReturns(n=0), r"returns.n must be >= 1"),
+        (lambda: QMIXMixerConfig(embed_dim=0), r"mixer.embed_dim must be > 0"),
+        (lambda: QMIXMixerConfig(init_scale=-1.0), r"mixer.init_scale must be > 0"),
+    ],
+)
+def test_invalid_choices_fail_when_built(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
 def tiny_gru_network(num_actions=3, num_agents=2):
     return QNetwork(
         encoder=MLPEncoder((), 8),
         trunk=GRUTrunk(6),
         head=QHead(num_actions),
-        mixer=make_mixer("vdn", 4, 8),
+        mixer=VDNMixerConfig().module(),
         num_agents=num_agents,
     )
 
@@ -248,7 +276,7 @@ def tiny_candidate_network(num_actions=3, num_agents=2):
         candidate=CandidateLayer(num_actions, 6),
         decision_trunk=MLPTrunk((8,)),
         decision_head=ValueHead(),
-        mixer=make_mixer("vdn", 4, 8),
+        mixer=VDNMixerConfig().module(),
         num_agents=num_agents,
     )
 
@@ -293,7 +321,7 @@ def test_td_loss_bootstraps_time_limits_from_the_real_last_observation():
     )
     params = net.init(jax.random.key(12), seq.inputs.obs[0], seq.inputs.world_state[0])
     target_params = net.init(jax.random.key(13), seq.inputs.obs[0], seq.inputs.world_state[0])
-    config = QCommonConfig(mixer="vdn", gamma=0.8, n_step=1)
+    config = QCommonConfig(mixer=VDNMixerConfig(), gamma=0.8, returns=NStepReturns(n=1))
     loss = jax.jit(lambda p, tp: td_loss(net, config, p, tp, seq)[0])(params, target_params)
 
     inputs = seq.inputs

@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 
 from jaxmarl.networks import GRUTrunk, MLPEncoder, QHead, QNetwork
-from jaxmarl.networks.mixers import NoMixer, QMixer, VDNMixer, make_mixer, team_reward
+from jaxmarl.networks.mixers import (
+    NoMixer,
+    NoMixerConfig,
+    QMixer,
+    QMIXMixerConfig,
+    VDNMixer,
+    VDNMixerConfig,
+)
+
+NONE, VDN, QMIX = NoMixerConfig(), VDNMixerConfig(), QMIXMixerConfig()
 
 
 def test_vdn_is_the_sum_over_agents():
@@ -24,16 +33,26 @@ def test_no_mixer_returns_agent_values():
 
 def test_team_reward_per_mixer():
     reward = jnp.array([[1.0, 2.0, 3.0]])
-    np.testing.assert_array_equal(team_reward("none", reward), reward)
-    np.testing.assert_array_equal(team_reward("vdn", reward), [[6.0]])
-    np.testing.assert_array_equal(team_reward("qmix", reward), [[6.0]])
+    np.testing.assert_array_equal(NONE.team_reward(reward), reward)
+    np.testing.assert_array_equal(VDN.team_reward(reward), [[6.0]])
+    np.testing.assert_array_equal(QMIX.team_reward(reward), [[6.0]])
     # A shared reward (every agent gets the same) is itself under "mean", N times it under "sum".
     shared = jnp.full((4, 3), 0.5)
-    np.testing.assert_array_equal(team_reward("vdn", shared, "mean"), jnp.full((4, 1), 0.5))
-    np.testing.assert_array_equal(team_reward("qmix", reward, "mean"), [[2.0]])
-    np.testing.assert_array_equal(team_reward("none", reward, "mean"), reward)  # IQL: per agent
-    with pytest.raises(ValueError, match=r"unknown team reward 'first'; choose one of"):
-        team_reward("vdn", reward, "first")
+    np.testing.assert_array_equal(VDN.team_reward(shared, "mean"), jnp.full((4, 1), 0.5))
+    np.testing.assert_array_equal(QMIX.team_reward(reward, "mean"), [[2.0]])
+    np.testing.assert_array_equal(NONE.team_reward(reward, "mean"), reward)  # IQL: per agent
+    for mixer in (NONE, VDN, QMIX):
+        with pytest.raises(ValueError, match=r"unknown team reward 'first'; choose one of"):
+            mixer.team_reward(reward, "first")
+
+
+def test_mixer_configs_say_what_they_read_and_build():
+    assert [m.needs_world_state for m in (NONE, VDN, QMIX)] == [False, False, True]
+    assert [m.kind for m in (NONE, VDN, QMIX)] == ["none", "vdn", "qmix"]
+    assert isinstance(NONE.module(), NoMixer) and isinstance(VDN.module(), VDNMixer)
+    assert QMIXMixerConfig(embed_dim=4, hypernet_hidden_dim=8, init_scale=0.5).module() == QMixer(
+        embed_dim=4, hypernet_hidden_dim=8, init_scale=0.5
+    )
 
 
 @pytest.mark.parametrize("init_scale", [1e-3, 1.0])
@@ -56,7 +75,7 @@ def test_qmix_is_monotonic_in_every_agent_q(init_scale):
 
 
 def test_qmix_shapes_keep_leading_axes():
-    mixer = make_mixer("qmix", 4, 8, 0.5)
+    mixer = QMIXMixerConfig(embed_dim=4, hypernet_hidden_dim=8, init_scale=0.5).module()
     q = jnp.ones((5, 3, 2))  # [T, B, A]
     state = jnp.ones((5, 3, 6))
     params = mixer.init(jax.random.key(0), q, state)
@@ -64,17 +83,12 @@ def test_qmix_shapes_keep_leading_axes():
     assert out.shape == (5, 3, 1) and out.dtype == jnp.float32
 
 
-def test_unknown_mixer_is_a_clear_error():
-    with pytest.raises(ValueError, match="unknown mixer 'qmx'"):
-        make_mixer("qmx")
-
-
 def test_q_network_subtrees_and_shapes():
     net = QNetwork(
         encoder=MLPEncoder((), 8),
         trunk=GRUTrunk(6),
         head=QHead(5),
-        mixer=make_mixer("qmix", 4, 8),
+        mixer=QMIXMixerConfig(embed_dim=4, hypernet_hidden_dim=8).module(),
         num_agents=3,
     )
     params = net.init(jax.random.key(0), jnp.zeros((2, 3, 7)), jnp.zeros((2, 10)))

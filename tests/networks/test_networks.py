@@ -153,11 +153,11 @@ def test_gru_trunk_initialises_each_gate_like_separate_layers():
 def test_gru_trunk_post_layers_follow_the_gru_at_every_step():
     """``post_sizes``: dense layers + activation on the GRU output; the carry is unchanged."""
     from jaxmarl.networks.trunks import trunk_from_config
-    from jaxmarl.training.config import NetworkConfig
+    from jaxmarl.training.config import GRUTrunkConfig, NetworkConfig
 
     plain = GRUTrunk(8)
     post = trunk_from_config(
-        NetworkConfig(trunk="gru", gru_size=8, gru_post_sizes=(6,), activation="relu")
+        NetworkConfig(trunk=GRUTrunkConfig(size=8, post_sizes=(6,)), activation="relu")
     )
     assert post.output_size == 6 and post.carry_size == 8
     x = jax.random.normal(jax.random.key(0), (5, 3, 4))
@@ -177,10 +177,11 @@ def test_gru_trunk_post_layers_follow_the_gru_at_every_step():
     assert float(jnp.mean(y == 0.0)) > 0.05  # relu was applied
 
 
-def test_gru_post_sizes_need_a_gru_trunk():
-    from jaxmarl.training.config import NetworkConfig
+def test_gru_post_sizes_belong_to_the_gru_trunk():
+    from jaxmarl.config import ConfigError, load_config
+    from jaxmarl.training.config import GRUTrunkConfig, NetworkConfig
 
-    with pytest.raises(ValueError, match="gru_post_sizes needs trunk='gru'"):
-        NetworkConfig(trunk="mlp", gru_post_sizes=(8,))
-    with pytest.raises(ValueError, match="widths must be > 0"):
-        NetworkConfig(trunk="gru", gru_post_sizes=(0,))
+    with pytest.raises(ConfigError, match=r"'trunk.post_sizes' .* is a field of trunk=gru"):
+        load_config(NetworkConfig, overrides=["trunk.post_sizes=[8]"])
+    with pytest.raises(ValueError, match="network.trunk.post_sizes must be > 0"):
+        GRUTrunkConfig(post_sizes=(0,))

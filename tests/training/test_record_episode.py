@@ -6,14 +6,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmarl.baselines.ppo import PPOConfig, make_ppo
-from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+from jaxmarl.training.config import EnvConfig, MLPTrunkConfig, NetworkConfig, RunConfig
 from jaxmarl.training.learner import evaluate, record_greedy_episode
 
 
 def learner_for(env_id, **env_kwargs):
     config = PPOConfig(
         env=EnvConfig(env_id=env_id, env_kwargs=env_kwargs, num_envs=2),
-        network=NetworkConfig(embed_dim=8, trunk_sizes=(8,)),
+        network=NetworkConfig(embed_dim=8, trunk=MLPTrunkConfig(sizes=(8,))),
         run=RunConfig(total_timesteps=2 * 8),
         num_steps=8,
         num_minibatches=1,

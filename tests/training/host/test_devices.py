@@ -22,16 +22,16 @@ DEVICE_SCRIPT = textwrap.dedent(
     from jaxmarl.training.host.devices import use_devices
     use_devices(2)
     import chex, jax
-    from jaxmarl.baselines.ppo import PPOConfig, make_ppo
-    from jaxmarl.training.config import EnvConfig, NetworkConfig, RunConfig
+    from jaxmarl.baselines.ppo import CentralisedCritic, PPOConfig, make_ppo
+    from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig
     from jaxmarl.training.host.logging import read_jsonl
     from jaxmarl.training.host.loop import run
 
     assert jax.device_count() == 2, jax.devices()
     learner = make_ppo(PPOConfig(
         env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4),
-        network=NetworkConfig(trunk="gru", gru_size=16, embed_dim=16),
-        critic="centralised",
+        network=NetworkConfig(trunk=GRUTrunkConfig(size=16), embed_dim=16),
+        critic=CentralisedCritic(),
         run=RunConfig(total_timesteps=4 * 8 * 3),
         num_steps=8, num_minibatches=2, update_epochs=1,
     ))
