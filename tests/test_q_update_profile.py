@@ -26,7 +26,7 @@ def test_products_are_counted_per_scan_step_and_per_branch():
 def test_profile_of_a_small_vdn_update_runs(monkeypatch):
     monkeypatch.setattr(profiler, "time_product", lambda key: 1e-5)  # no per-product timing
     small = ["env.num_envs=2", "batch_size=2", "buffer_size=4", "network.embed_dim=8"]
-    small += ["network.gru_size=8"]
+    small += ["network.trunk.size=8"]
     result = profiler.profile("vdn", "MPE_simple_spread_v3", small, updates=1)
     assert result["ms_per_update"] > 0 and result["learning_gflop"] > 0
     assert "learning step" in profiler.report(result)
