@@ -51,14 +51,18 @@ from jaxmarl.baselines.q_learning import PQNConfig
 from jaxmarl.baselines.q_learning.acting import q_policies
 from jaxmarl.baselines.q_learning.config import epsilon_schedule
 from jaxmarl.baselines.q_learning.network import build_mixer
-from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
+from jaxmarl.baselines.q_learning.td_loss import (
+    collect_sequence,
+    sequence_minibatches_of,
+    td_loss,
+    truncation_slots,
+)
 from jaxmarl.networks import MLPTrunk, ValueHead, encoder_from_config
 from jaxmarl.networks.candidate_q import CandidateLayer, CandidateQNetwork
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner, greedy_episodes, make_train_from
-from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics
 from jaxmarl.training.sgd import learning_rate
 from jaxmarl.wrappers import AgentBatch, LogWrapper
 
@@ -253,19 +257,14 @@ def build_mtapn(config: MTAPNConfig) -> MultiTask:
         slots = truncation_slots(env.env, config.num_steps)
 
         def collect(view, runner, update):
-            runner_out, trajectory = rollout(
+            runner_out, trajectory, sequence = collect_sequence(
                 env, exploring_policy(view, epsilon(update)), runner, config.num_steps,
-                record_terminal=config.bootstrap_truncation,
+                record_terminal=config.bootstrap_truncation, slots=slots,
             )  # fmt: skip
-            next_inputs = env.runner_inputs(runner_out)
-            sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
             return runner_out, sequence, episode_metrics(trajectory)
 
         def minibatches(key, sequence):
-            steps, carries = sequence_minibatches(
-                key, sequence.replace(carry=None), sequence.carry, config.num_minibatches, True
-            )
-            return steps.replace(carry=carries)
+            return sequence_minibatches_of(key, sequence, config.num_minibatches)
 
         return TaskFns(
             collect=collect,

@@ -262,11 +262,8 @@ def ppo_optimiser(config: PPOConfig, num_updates: int) -> optax.GradientTransfor
 
 def make_ppo(config: PPOConfig) -> Learner:
     """Build env, networks and optimiser; return the learner's pure functions."""
-    env = TrainingEnv.make(
-        config.env.env_id,
-        config.env.env_kwargs,
-        agent_id=config.network.agent_id,
-        world_state=config.critic.centralised,
+    env = TrainingEnv.from_config(
+        config.env, agent_id=config.network.agent_id, world_state=config.critic.centralised
     )
     parts = ppo_parts(config, env, build_network(config, env.batch))
     num_updates = config.num_updates

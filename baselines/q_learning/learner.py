@@ -32,11 +32,16 @@ from flax import struct
 from jaxmarl.baselines.q_learning.acting import q_policies
 from jaxmarl.baselines.q_learning.config import QCommonConfig, epsilon_schedule, make_optimiser
 from jaxmarl.baselines.q_learning.network import build_q_network
-from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
+from jaxmarl.baselines.q_learning.td_loss import (
+    QSequence,
+    collect_sequence,
+    td_loss,
+    truncation_slots,
+)
 from jaxmarl.training import replay
 from jaxmarl.training.config import require, require_positive
 from jaxmarl.training.learner import Learner
-from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import Runner
 
@@ -120,12 +125,8 @@ class QTrainState:
 
 def make_q_learning(config: QLearningConfig) -> Learner:
     """Build env, networks, optimiser and buffer layout; return the learner's functions."""
-    world_state = config.mixer.needs_world_state
-    env = TrainingEnv.make(
-        config.env.env_id,
-        config.env.env_kwargs,
-        agent_id=config.network.agent_id,
-        world_state=world_state,
+    env = TrainingEnv.from_config(
+        config.env, agent_id=config.network.agent_id, world_state=config.mixer.needs_world_state
     )
     batch = env.batch
     network = build_q_network(config, batch)
@@ -168,15 +169,14 @@ def make_q_learning(config: QLearningConfig) -> Learner:
 
     def update(state: QTrainState) -> tuple[QTrainState, dict[str, jax.Array]]:
         eps = epsilon(state.update)
-        runner, trajectory = rollout(
+        runner, trajectory, sequence = collect_sequence(
             env,
             exploring_policy(state.params, eps),
             state.runner,
             num_steps,
             record_terminal=config.bootstrap_truncation,
+            slots=slots,
         )
-        next_inputs = env.runner_inputs(runner)
-        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry, slots)
         buffer = replay.add(state.buffer, sequence.batch_major())
         env_steps = (state.update + 1) * config.steps_per_update
         learn = replay.can_sample(buffer, config.batch_size) & (env_steps >= config.learning_starts)

@@ -27,12 +27,17 @@ from jaxmarl.baselines.q_learning.config import (
     make_optimiser,
 )
 from jaxmarl.baselines.q_learning.network import build_q_network
-from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
+from jaxmarl.baselines.q_learning.td_loss import (
+    QSequence,
+    collect_sequence,
+    sequence_minibatches_of,
+    td_loss,
+    truncation_slots,
+)
 from jaxmarl.networks.mixers import MixerConfig, VDNMixerConfig
 from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner
-from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.rollout import TrainingEnv, episode_metrics, rollout
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import TrainState
 
@@ -86,12 +91,8 @@ class PQNConfig(QCommonConfig):
 
 def make_pqn(config: PQNConfig) -> Learner:
     """Build env, network and optimiser; return the learner's pure functions."""
-    world_state = config.mixer.needs_world_state
-    env = TrainingEnv.make(
-        config.env.env_id,
-        config.env.env_kwargs,
-        agent_id=config.network.agent_id,
-        world_state=world_state,
+    env = TrainingEnv.from_config(
+        config.env, agent_id=config.network.agent_id, world_state=config.mixer.needs_world_state
     )
     batch = env.batch
     network = build_q_network(config, batch)
@@ -121,21 +122,17 @@ def make_pqn(config: PQNConfig) -> Learner:
 
     def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
         eps = epsilon(state.update)
-        runner, trajectory = rollout(
+        runner, trajectory, sequence = collect_sequence(
             env,
             exploring_policy(state.params, eps),
             state.runner,
             config.num_steps,
             record_terminal=config.bootstrap_truncation,
+            slots=slots,
         )
-        next_inputs = env.runner_inputs(runner)
-        sequence = QSequence.from_rollout(trajectory, next_inputs, state.runner.policy_carry, slots)
 
         def minibatches(key):
-            steps, carries = sequence_minibatches(
-                key, sequence.replace(carry=None), sequence.carry, config.num_minibatches, True
-            )
-            return steps.replace(carry=carries)
+            return sequence_minibatches_of(key, sequence, config.num_minibatches)
 
         params, opt_state, key, train_metrics = sgd_epochs(
             loss_fn,

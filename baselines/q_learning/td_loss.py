@@ -30,7 +30,9 @@ from flax import struct
 from jaxmarl.baselines.q_learning.acting import greedy_actions
 from jaxmarl.baselines.q_learning.config import QCommonConfig
 from jaxmarl.networks.q_network import QNetwork
-from jaxmarl.training.types import StepInput, Transition
+from jaxmarl.training.minibatch import sequence_minibatches
+from jaxmarl.training.rollout import Policy, TrainingEnv, rollout
+from jaxmarl.training.types import Runner, StepInput, Transition
 
 
 @struct.dataclass
@@ -243,3 +245,31 @@ def td_loss(
         "q_tot_mean": jnp.mean(q_mixed),
         "target_mean": jnp.mean(returns),
     }
+
+
+def collect_sequence(
+    env: TrainingEnv,
+    policy: Policy,
+    runner: Runner,
+    num_steps: int,
+    *,
+    record_terminal: bool,
+    slots: int,
+) -> tuple[Runner, Transition, QSequence]:
+    """Roll out ``num_steps`` steps and package them as a ``QSequence`` (with the inputs after
+    them and the carry before them): ``(runner, trajectory, sequence)``."""
+    next_runner, trajectory = rollout(
+        env, policy, runner, num_steps, record_terminal=record_terminal
+    )
+    next_inputs = env.runner_inputs(next_runner)
+    sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
+    return next_runner, trajectory, sequence
+
+
+def sequence_minibatches_of(key: jax.Array, sequence: QSequence, num_minibatches: int) -> QSequence:
+    """``num_minibatches`` minibatches of whole env sequences, each with its start carries
+    (leaves ``[M, ...]``)."""
+    steps, carries = sequence_minibatches(
+        key, sequence.replace(carry=None), sequence.carry, num_minibatches, True
+    )
+    return steps.replace(carry=carries)

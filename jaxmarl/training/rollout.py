@@ -58,6 +58,13 @@ class TrainingEnv:
         env = LogWrapper(jaxmarl.make(env_id, **(env_kwargs or {})))
         return cls(env, AgentBatch.from_env(env, agent_id=agent_id), world_state)
 
+    @classmethod
+    def from_config(cls, env_config: Any, *, agent_id: bool, world_state: bool) -> TrainingEnv:
+        """The env an ``EnvConfig`` names (``env_id``, ``env_kwargs``), wrapped and batched."""
+        return cls.make(
+            env_config.env_id, env_config.env_kwargs, agent_id=agent_id, world_state=world_state
+        )
+
     @property
     def unwrapped(self) -> MultiAgentEnv:
         return self.env.unwrapped
