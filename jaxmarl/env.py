@@ -15,10 +15,18 @@ ending the episode and ``step`` resetting automatically. What this contract adds
   observation memory), so learners can bootstrap truncated episodes from the true last state.
 * Actions are checked while tracing (before anything compiles): missing or extra agents, a
   wrong shape or a wrong dtype kind raise an error naming the agent, the expected and the given.
+* Non-finite continuous actions are the no-op. ``step`` replaces the action of an agent whose
+  ``Box`` action has any NaN or infinite entry by ``noop_action(agent)`` before ``step_env``
+  sees it (a clip to the bounds does not catch NaN, and one NaN force would make positions,
+  observations and rewards NaN until the episode resets). Finite actions pass unchanged, so the
+  normal path is one ``jnp.where`` per agent. To find where non-finite actions come from, run
+  ``checked_step(env)``: the same step under ``jax.experimental.checkify`` with a check that
+  every continuous action is finite, which returns an error to ``.throw()``.
 
 Subclasses override ``reset``, ``step_env``, ``get_obs``, ``observation_space`` /
 ``action_space`` (or fill ``observation_spaces`` / ``action_spaces``) and, where it applies,
-``get_avail_actions`` and ``get_world_state``. Auto-reset lives here only.
+``get_avail_actions``, ``get_world_state`` and ``noop_action``. Auto-reset and the handling of
+non-finite actions live here only.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+from jax.experimental import checkify
 
 from jaxmarl import spaces
 from jaxmarl.typing import Actions, AvailActions, Dones, Infos, Observations, Rewards
@@ -109,8 +118,22 @@ class MultiAgentEnv:
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
+    def noop_action(self, agent: str) -> jax.Array:
+        """The action that does nothing, used in place of a non-finite continuous action.
+
+        Default for a ``Box``: zeros, clipped into the bounds. Override where zero is not the
+        no-op (SMAX's continuous actions).
+        """
+        space = self.action_space(agent)
+        zeros = jnp.zeros(space.shape, space.dtype)
+        return jnp.clip(zeros, space.low, space.high).astype(space.dtype)
+
     # ----------------------------------------------------------------- provided
-    @partial(jax.jit, static_argnums=(0,), static_argnames=("with_terminal_obs",))
+    @partial(
+        jax.jit,
+        static_argnums=(0,),
+        static_argnames=("with_terminal_obs", "check_finite_actions"),
+    )
     def step(
         self,
         key: jax.Array,
@@ -119,6 +142,7 @@ class MultiAgentEnv:
         reset_state: Any | None = None,
         *,
         with_terminal_obs: bool = False,
+        check_finite_actions: bool = False,
     ) -> StepResult:
         """Step every agent, resetting the episode when ``dones["__all__"]``.
 
@@ -130,6 +154,9 @@ class MultiAgentEnv:
                 ``reset``).
             with_terminal_obs: also return the pre-reset observations and state in
                 ``infos["terminal_obs"]`` and ``infos["terminal_state"]``.
+            check_finite_actions: also add a ``checkify.check`` that every continuous action is
+                finite; only valid under ``jax.experimental.checkify.checkify`` (use
+                ``checked_step(env)``). Non-finite actions are the no-op either way.
 
         Returns:
             ``(obs, state, rewards, dones, infos)``; on the last step of an episode ``obs`` and
@@ -137,6 +164,7 @@ class MultiAgentEnv:
             to the finished one.
         """
         self.check_actions(actions)
+        actions = self.finite_actions(actions, check=check_finite_actions)
         step_key, reset_key = jax.random.split(key)
         obs_step, state_step, rewards, dones, infos = self.step_env(step_key, state, actions)
         infos = dict(infos)
@@ -173,6 +201,36 @@ class MultiAgentEnv:
             return done, jnp.zeros_like(done)
         time_up = state.step >= self.max_steps
         return done & ~time_up, done & time_up
+
+    def finite_actions(self, actions: Actions, *, check: bool = False) -> Actions:
+        """``actions`` with every non-finite continuous action replaced by the no-op.
+
+        An agent's ``Box`` action with any NaN or infinite entry becomes
+        ``noop_action(agent)`` as a whole (a half-NaN action has no meaning); discrete and
+        structured actions pass unchanged. ``step`` calls this; call it yourself before
+        ``step_env`` if you feed ``step_env`` actions that may not be finite.
+
+        Args:
+            actions: one action per agent (already checked by ``check_actions``).
+            check: also ``checkify.check`` that the actions were finite (only valid under
+                ``jax.experimental.checkify.checkify``).
+        """
+        out = dict(actions)
+        for agent in self.agents:
+            if not isinstance(self.action_space(agent), spaces.Box):
+                continue
+            action = jnp.asarray(actions[agent])
+            finite = jnp.all(jnp.isfinite(action))
+            if check:
+                checkify.check(
+                    finite,
+                    f"{self.name}.step: non-finite continuous action for agent '{agent}': "
+                    "{action}",
+                    action=action,
+                )
+            noop = self.noop_action(agent).astype(action.dtype)
+            out[agent] = jnp.where(finite, action, noop)
+        return out
 
     def check_actions(self, actions: Actions) -> None:
         """Raise a clear error for actions that do not fit the action spaces.
@@ -246,6 +304,25 @@ def _check_action(env_name: str, agent: str, space: spaces.Space, action: Any) -
             f"{env_name}.step: action for agent '{agent}' has dtype {dtype}, expected a "
             f"floating dtype for {space!r}; cast with .astype(jnp.float32)"
         )
+
+
+def checked_step(env: MultiAgentEnv, **step_kwargs: Any):
+    """``env.step`` under ``jax.experimental.checkify`` with the finite-action check on.
+
+    Returns a jitted ``(key, state, actions, reset_state=None) -> (error, step result)``; the
+    step result is what ``env.step`` returns (non-finite actions already replaced by the
+    no-op) and ``error.throw()`` raises ``JaxRuntimeError`` naming the agent when any
+    continuous action was not finite. Works under ``vmap``. For debugging: keep ``env.step``
+    in training code.
+
+    >>> err, (obs, state, rewards, dones, infos) = checked_step(env)(key, state, actions)
+    >>> err.throw()
+    """
+
+    def step(key, state, actions, reset_state=None):
+        return env.step(key, state, actions, reset_state, check_finite_actions=True, **step_kwargs)
+
+    return jax.jit(checkify.checkify(step, errors=checkify.user_checks))
 
 
 def random_actions(env: MultiAgentEnv, key: jax.Array, state: Any) -> Actions:

@@ -135,7 +135,7 @@ class SMAX(MultiAgentEnv):
     (allies: ``enemy_k``; enemies: ``ally_{A-1-k}``, their observation order). An attack on a
     dead or out-of-range target, or with the weapon cooling down, does nothing. Out-of-range
     values act as stop; dead units' actions are ignored. ``"continuous"``: ``Box(0, 1, (4,))``
-    as in JaxMARL (see the README).
+    as in JaxMARL (see the README); an action with a NaN or infinite entry is stop.
 
     Reward per team: the damage dealt this step as a fraction of each enemy unit's maximum
     health, summed over the other team and divided by its size, plus ``won_battle_bonus`` when
@@ -286,6 +286,16 @@ class SMAX(MultiAgentEnv):
         if self.action_type == DISCRETE_ACT:
             return spaces.Discrete(int(self._num_actions[unit]))
         return spaces.Box(0.0, 1.0, (len(CONTINUOUS_ACTION_DIMS),), jnp.float32)
+
+    def noop_action(self, agent: str) -> jax.Array:
+        """Stop: discrete ``4``; continuous ``(0, 1, 0, 0)`` (move, by ``r = 0``).
+
+        The base class's ``step`` puts it in place of a continuous action with a NaN or an
+        infinite entry (all zeros would attack the previous target).
+        """
+        if self.action_type == DISCRETE_ACT:
+            return jnp.int32(STOP_ACTION)
+        return jnp.asarray([0.0, 1.0, 0.0, 0.0], jnp.float32)
 
     # ------------------------------------------------------------------ reset
     @partial(jax.jit, static_argnums=(0,))
