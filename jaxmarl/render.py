@@ -2,7 +2,10 @@
 
 ``save_episode_gif(env, states, path)`` finds ``<family package>.render.save_gif`` for the
 env's class (``jaxmarl.envs.mpe.simple_spread`` -> ``jaxmarl.envs.mpe.render``) and calls it
-with a stacked state pytree ``[T, ...]``. Families without a renderer raise a clear error.
+with a stacked state pytree ``[T, ...]``. The family is that of the env's class, after
+unwrapping wrappers (``env.unwrapped``), so subclasses in other modules of a family
+(``HeuristicEnemySMAX`` in ``jaxmarl.envs.smax.heuristic_enemy_smax_env``) get their family's
+renderer. Families without a renderer raise a clear error.
 """
 
 from __future__ import annotations
@@ -13,13 +16,18 @@ from typing import Any
 
 
 def renderer_module(env: Any):
-    """The ``render`` module of the env's family, or ``None``."""
-    module = type(env).__module__
-    family = module.rsplit(".", 1)[0]
+    """The ``render`` module of the (unwrapped) env's family, or ``None``."""
+    env = getattr(env, "unwrapped", env)
+    family = type(env).__module__.rsplit(".", 1)[0]
+    name = f"{family}.render"
     try:
-        return importlib.import_module(f"{family}.render")
-    except ModuleNotFoundError:
-        return None
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        # Only "there is no render module" means no renderer; a missing import inside the
+        # render module is a real error and is raised.
+        if exc.name == name or name.startswith(f"{exc.name}."):
+            return None
+        raise
 
 
 def can_render(env: Any) -> bool:
@@ -33,6 +41,7 @@ def save_episode_gif(env: Any, states: Any, path: str | Path, **kwargs: Any) -> 
         NotImplementedError: the env's family has no ``render`` module.
     """
     module = renderer_module(env)
+    env = getattr(env, "unwrapped", env)
     if module is None:
         raise NotImplementedError(
             f"{type(env).__name__} has no renderer (expected a 'render' module beside "
