@@ -63,6 +63,7 @@ from jaxmarl.training.host.logging import check_loggers, rows_with_episodes
 from jaxmarl.training.host.rundir import (
     RunDirBusyError,
     RunDirLock,
+    check_not_in_use,
     complete_steps,
     holds_run,
     move_aside,
@@ -155,9 +156,11 @@ def parse(argv: Sequence[str]) -> Command:
     )
 
 
-def check_fresh(run_dir: Path) -> None:
+def check_fresh(run_dir: Path, *, locked: bool = False) -> None:
     """``UsageError`` if a new run in ``run_dir`` would lose a run (checked again under the
-    run directory's lock, since another process may start one in between)."""
+    run directory's lock, ``locked``, since another process may start one in between)."""
+    if not locked:  # "in use" says more than "holds a run" while another process writes it
+        check_not_in_use(run_dir)
     if not holds_run(run_dir):
         return
     if complete_steps(run_dir):
@@ -264,7 +267,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         command = parse(argv)
-    except (UsageError, ConfigError, ValueError, TypeError, OSError, ImportError) as error:
+    except (
+        UsageError,
+        ConfigError,
+        ValueError,
+        TypeError,
+        OSError,
+        ImportError,
+        RunDirBusyError,
+    ) as error:
+        # OSError: unreadable paths; RunDirBusyError: another process writes the run directory
         return _fail(error)
     return execute(command)
 
@@ -325,7 +337,7 @@ def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDi
                 print(f"--overwrite: moved the previous run's files into {aside}")
         else:
             try:
-                check_fresh(run_dir)  # again, now that no other process can start one
+                check_fresh(run_dir, locked=True)  # again, now that no other process can start one
             except UsageError as error:
                 return _fail(error)
         save_config(config, run_dir / "config.yaml")

@@ -53,18 +53,7 @@ class RunDirLock:
         self._fd: int | None = None
 
     def acquire(self) -> RunDirLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as error:
-            os.close(fd)
-            if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            owner = _read_owner(self.path) or "another process"
-            raise RunDirBusyError(
-                f"{self.path.parent} is in use by {owner}; wait for it to finish, stop it, or "
-                f"pick another run.name"
-            ) from None
+        fd = _locked_fd(self.path)
         left = os.pread(fd, 4096, 0).decode(errors="replace").strip()
         self.took_over = left or None
         started = dt.datetime.now().isoformat(timespec="seconds")
@@ -88,6 +77,32 @@ class RunDirLock:
 
     def __exit__(self, *exc_info: object) -> None:
         self.release()
+
+
+def check_not_in_use(run_dir: str | os.PathLike) -> None:
+    """``RunDirBusyError`` if a live process holds ``run_dir``'s lock (the lock file is not
+    changed: a dead owner's text stays for ``RunDirLock`` to report)."""
+    path = Path(run_dir) / LOCK_NAME
+    if path.is_file():
+        fd = _locked_fd(path, create=False)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def _locked_fd(path: Path, create: bool = True) -> int:
+    fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        os.close(fd)
+        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise
+        owner = _read_owner(path) or "another process"
+        raise RunDirBusyError(
+            f"{path.parent} is in use by {owner}; wait for it to finish, stop it, or pick "
+            f"another run.name"
+        ) from None
+    return fd
 
 
 def _read_owner(path: Path) -> str:
