@@ -16,23 +16,9 @@ from jaxmarl.config import save_config
 from jaxmarl.training.host import logging as host_logging
 from jaxmarl.training.host.logging import read_jsonl
 from jaxmarl.training.host.rundir import RunDirBusyError, RunDirLock
+from tests.test_train_cli import TINY as CLI_TINY
 
-TINY = [
-    "alg=ippo",
-    "env=MPE_simple_v3",
-    "env.num_envs=2",
-    "num_steps=8",
-    "num_minibatches=1",
-    "update_epochs=1",
-    "network.trunk.sizes=[8]",
-    "network.embed_dim=8",
-    "run.total_timesteps=48",
-    "run.updates_per_chunk=1",
-    "run.checkpoint_every=1",
-    "run.eval_episodes=2",
-    "run.gif=false",
-    "--no-progress",
-]
+TINY = [*CLI_TINY, "--no-progress"]
 
 
 def _tiny(tmp_path, name="run", *extra):
