@@ -110,9 +110,13 @@ def test_keep_best_keeps_the_best_evaluated_checkpoint_and_the_newest(learner, t
         RunConfig(max_to_keep=-1)
 
 
-def test_resume_without_checkpoint_is_a_clear_error(learner, tmp_path):
-    with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        _run(learner, tmp_path / "empty", resume=True)
+def test_resume_without_checkpoint_starts_from_the_beginning(learner, tmp_path):
+    """A run stopped before its first checkpoint: its stale metrics are dropped."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "metrics.jsonl").write_text('{"step": 1, "update": 1, "stale": 1}\n')
+    _run(learner, tmp_path / "empty", resume=True, stop_after_chunks=1, gif=False)
+    rows = read_jsonl(tmp_path / "empty" / "metrics.jsonl")
+    assert [r["update"] for r in rows] == [1, 1] and "stale" not in rows[0]
 
 
 def test_seeds_differ(learner, tmp_path):
