@@ -13,11 +13,28 @@ Arguments are ``key=value`` overrides of the learner's config (nested keys with 
 * ``preset=NAME_OR_PATH`` picks a YAML preset; by default ``configs/<alg>/<env>.yaml`` if it
   exists, else the dataclass defaults.
 
-Options: ``--resume RUN_DIR`` continues a run from its latest checkpoint (overrides must not
-change the saved config); ``--no-progress``; ``--list`` prints algorithms and presets.
+Options:
 
-Everything is checked before anything compiles: unknown algorithms, envs, keys and invalid
-values fail with a message that names the fix.
+* ``--resume RUN_DIR`` continues a run from its latest checkpoint that can be read (a damaged
+  newer one is renamed aside, with a one-line warning) and cuts its metric logs, TensorBoard's
+  included, back to that point. Overrides must not change the saved config, and ``preset=``
+  cannot apply. A run stopped before its first checkpoint completed (Ctrl-C while compiling
+  or in the first chunks) is restarted from the beginning by the same ``--resume RUN_DIR``. A
+  finished run is left as it is.
+* ``--step N`` (with ``--resume``) continues from checkpoint step N (chunks done) instead;
+  newer steps are renamed ``N.unused-<time>`` and kept.
+* ``--overwrite`` starts a new run in a directory that already holds one, after moving its
+  files into ``RUN_DIR/.replaced-<timestamp>/``. Without it a new run refuses such a
+  directory (one with a complete checkpoint or metrics).
+* ``--no-progress``; ``--list`` prints algorithms and presets.
+
+One process at a time writes a run directory (a lock file, ``RUN_DIR/.lock``, names it); a
+second one stops with a message naming the first. A lock left by a process that died is
+taken over.
+
+Everything is checked before anything compiles or is written: unknown algorithms, envs, keys,
+invalid values, paths and missing optional loggers fail with exit status 2 and a one-line
+message that names the fix.
 """
 
 from __future__ import annotations
@@ -26,6 +43,7 @@ import dataclasses
 import datetime as dt
 import json
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -41,7 +59,15 @@ from jaxmarl.config import (
     preset_path,
     save_config,
 )
-from jaxmarl.training.host.logging import rows_with_episodes
+from jaxmarl.training.host.logging import check_loggers, rows_with_episodes
+from jaxmarl.training.host.rundir import (
+    RunDirBusyError,
+    RunDirLock,
+    check_not_in_use,
+    complete_steps,
+    holds_run,
+    move_aside,
+)
 
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
@@ -58,6 +84,11 @@ class Command:
     run_dir: Path
     resume: bool
     show_progress: bool
+    resume_step: int | None = None
+    overwrite: bool = False
+
+
+OPTIONS = "--resume RUN_DIR, --step N, --overwrite, --no-progress"
 
 
 def parse(argv: Sequence[str]) -> Command:
@@ -65,20 +96,26 @@ def parse(argv: Sequence[str]) -> Command:
     overrides: list[str] = []
     special: dict[str, str] = {}
     resume_dir: str | None = None
-    show_progress = True
+    step: str | None = None
+    show_progress, overwrite = True, False
     args = list(argv)
     while args:
         arg = args.pop(0)
-        if arg == "--resume":
+        if arg in ("--resume", "--step"):
             if not args:
-                raise UsageError("--resume needs a run directory: --resume runs/NAME")
-            resume_dir = args.pop(0)
-        elif arg.startswith("--resume="):
-            resume_dir = arg.split("=", 1)[1]
+                example = "--resume runs/NAME" if arg == "--resume" else "--step 3"
+                raise UsageError(f"{arg} needs a value: {example}")
+            value = args.pop(0)
+            resume_dir, step = (value, step) if arg == "--resume" else (resume_dir, value)
+        elif arg.startswith(("--resume=", "--step=")):
+            name, value = arg.split("=", 1)
+            resume_dir, step = (value, step) if name == "--resume" else (resume_dir, value)
         elif arg == "--no-progress":
             show_progress = False
+        elif arg == "--overwrite":
+            overwrite = True
         elif arg.startswith("-"):
-            raise UsageError(f"unknown option {arg!r}; options: --resume RUN_DIR, --no-progress")
+            raise UsageError(f"unknown option {arg!r}; options: {OPTIONS}")
         elif "=" not in arg:
             raise UsageError(f"arguments are key=value, got {arg!r} (e.g. run.seed=1)")
         else:
@@ -89,7 +126,12 @@ def parse(argv: Sequence[str]) -> Command:
                 overrides.append(arg)
 
     if resume_dir is not None:
-        return _resume_command(Path(resume_dir), special, overrides, show_progress)
+        if overwrite:
+            raise UsageError("--overwrite starts a new run; it cannot go with --resume")
+        command = _resume_command(Path(resume_dir), special, overrides, show_progress)
+        return dataclasses.replace(command, resume_step=_step(step))
+    if step is not None:
+        raise UsageError(f"--step picks the step to resume from: --resume RUN_DIR --step {step}")
 
     alg = special.get("alg", DEFAULT_ALG)
     algorithm = _algorithm(alg)
@@ -105,23 +147,75 @@ def parse(argv: Sequence[str]) -> Command:
         f"{alg}_{_env_label(config, '+')}_{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     )
     run_dir = Path(run_config.out_dir) / name
-    if (run_dir / "checkpoints").exists():
-        raise UsageError(
-            f"{run_dir} already holds a run; pick another run.name or continue it with "
-            f"--resume {run_dir}"
-        )
-    return Command(alg, config, run_dir, resume=False, show_progress=show_progress)
+    _check_run_dir_path(run_dir)
+    check_loggers(run_config.loggers)
+    if not overwrite:
+        check_fresh(run_dir)
+    return Command(
+        alg, config, run_dir, resume=False, show_progress=show_progress, overwrite=overwrite
+    )
+
+
+def check_fresh(run_dir: Path, *, locked: bool = False) -> None:
+    """``UsageError`` if a new run in ``run_dir`` would lose a run (checked again under the
+    run directory's lock, ``locked``, since another process may start one in between)."""
+    if not locked:  # "in use" says more than "holds a run" while another process writes it
+        check_not_in_use(run_dir)
+    if not holds_run(run_dir):
+        return
+    if complete_steps(run_dir):
+        how = f"continue it with --resume {run_dir}"
+    else:
+        how = f"it stopped before its first checkpoint; restart it with --resume {run_dir}"
+    raise UsageError(
+        f"{run_dir} already holds a run; {how}, start it over with --overwrite (the old files "
+        f"are moved into {run_dir}/.replaced-<timestamp>/), or pick another run.name"
+    )
+
+
+def _check_run_dir_path(run_dir: Path) -> None:
+    for folder in (*reversed(run_dir.parents), run_dir):
+        if folder.exists() and not folder.is_dir():
+            raise UsageError(
+                f"{folder} is a file, not a folder; the run directory {run_dir} cannot go "
+                f"there (pick another run.out_dir or run.name)"
+            )
+
+
+def _step(step: str | None) -> int | None:
+    if step is None:
+        return None
+    if not step.isdigit():
+        raise UsageError(f"--step takes a checkpoint step (a whole number >= 0), got {step!r}")
+    return int(step)
 
 
 def _resume_command(run_dir, special, overrides, show_progress) -> Command:
     info_path = run_dir / "run.json"
     if not info_path.is_file():
         raise UsageError(f"{run_dir} is not a jaxmarl run directory (no run.json)")
-    alg = json.loads(info_path.read_text())["alg"]
+    try:
+        alg = json.loads(info_path.read_text())["alg"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        problem = f"not JSON ({error})" if isinstance(error, json.JSONDecodeError) else "no alg"
+        raise UsageError(
+            f'{info_path} is damaged: {problem}; it should hold {{"alg": "<alg>", ...}}'
+        ) from None
     if special.get("alg", alg) != alg:
         raise UsageError(f"{run_dir} was trained with alg={alg}, not alg={special['alg']}")
+    if "preset" in special:
+        raise UsageError(
+            f"preset={special['preset']} cannot apply when resuming: {run_dir} continues with "
+            f"its saved config.yaml. Drop it, or start a new run with it"
+        )
     config_cls = _algorithm(alg).config_class
+    if not (run_dir / "config.yaml").is_file():
+        raise UsageError(
+            f"{run_dir} has run.json but no config.yaml, so it cannot be resumed; start a new "
+            f"run (with --overwrite to reuse the directory)"
+        )
     saved = config_from_file(config_cls, run_dir / "config.yaml")
+    check_loggers(saved.run.loggers)
     if overrides or "env" in special:
         extra = [f"env.env_id={special['env']}"] if "env" in special else []
         wanted = load_config(config_cls, run_dir / "config.yaml", extra + overrides)
@@ -173,51 +267,110 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         command = parse(argv)
-    except (UsageError, ConfigError, ValueError, FileNotFoundError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    except (
+        UsageError,
+        ConfigError,
+        ValueError,
+        TypeError,
+        OSError,
+        ImportError,
+        RunDirBusyError,
+    ) as error:
+        # OSError: unreadable paths; RunDirBusyError: another process writes the run directory
+        return _fail(error)
     return execute(command)
+
+
+def _fail(error: BaseException | str) -> int:
+    """Prints the one-line message of a user error; the exit status 2."""
+    print(f"error: {error}", file=sys.stderr)
+    return 2
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
 def execute(command: Command) -> int:
     from jaxmarl.cpu_rng import use_fast_cpu_rng
     from jaxmarl.training.host.devices import use_devices
-    from jaxmarl.training.host.loop import run
 
     config, run_dir = command.config, command.run_dir
     algorithm = _algorithm(command.alg)
     try:
         use_devices(config.run.devices)  # before anything runs on JAX's backend
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _fail(error)
     use_fast_cpu_rng()  # before anything compiles; opt-out and effect in docs/cpu_rng.md
     # Built before anything is written: what only the env can tell (e.g. Q-learning needs
     # discrete actions) fails without leaving a half-made run directory behind.
     try:
         learner = algorithm.make(config)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    run_dir.mkdir(parents=True, exist_ok=True)
+    except (ValueError, TypeError) as error:  # TypeError: e.g. an unknown env argument
+        return _fail(error)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunDirLock(run_dir).acquire()
+    except (OSError, RunDirBusyError) as error:
+        return _fail(error)
+    try:
+        return _execute_locked(command, algorithm, learner, lock)
+    finally:
+        lock.release()
+
+
+def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDirLock) -> int:
+    from jaxmarl.training.host.checkpoint import (
+        CheckpointCorruptError,
+        CheckpointMismatchError,
+        CheckpointNotFoundError,
+    )
+    from jaxmarl.training.host.loop import run
+
+    config, run_dir = command.config, command.run_dir
+    if lock.took_over:
+        print(f"{run_dir}: took over the lock left by {lock.took_over}, which is no longer running")
     if not command.resume:
+        if command.overwrite:
+            aside = move_aside(run_dir)
+            if aside is not None:
+                print(f"--overwrite: moved the previous run's files into {aside}")
+        else:
+            try:
+                check_fresh(run_dir, locked=True)  # again, now that no other process can start one
+            except UsageError as error:
+                return _fail(error)
         save_config(config, run_dir / "config.yaml")
         info = {"alg": command.alg, "created": dt.datetime.now().isoformat(timespec="seconds")}
         (run_dir / "run.json").write_text(json.dumps(info, indent=2) + "\n")
+    elif command.resume_step is None and not complete_steps(run_dir):
+        print(
+            f"{run_dir} has no complete checkpoint (it stopped before the first one); "
+            f"starting it from the beginning"
+        )
     settings = config.run
     print(
         f"{command.alg} on {_env_label(config, detailed=True)}: "
         f"{settings.total_timesteps:,} env steps x {settings.num_seeds} seed(s), "
         f"{learner.num_updates} updates -> {run_dir}"
     )
-    result = run(
-        learner,
-        settings,
-        run_dir,
-        resume=command.resume,
-        show_progress=command.show_progress,
-        logger_config=config_to_dict(config),
-    )
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning  # restored on leaving the block
+            result = run(
+                learner,
+                settings,
+                run_dir,
+                resume=command.resume,
+                resume_step=command.resume_step,
+                show_progress=command.show_progress,
+                logger_config=config_to_dict(config),
+            )
+    except (CheckpointCorruptError, CheckpointNotFoundError, CheckpointMismatchError) as error:
+        return _fail(error)
+    if result.already_finished:
+        print(f"{run_dir} has finished ({learner.num_updates} updates); nothing to do")
+        return 0
     if algorithm.after_run is not None:
         path = algorithm.after_run(result)
         if path is not None:

@@ -35,7 +35,9 @@ import math
 import operator
 import os
 import shutil
+import sys
 import time
+import traceback
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -241,8 +243,8 @@ class Checkpointer:
             )
         earlier = [s for s in steps if s < step]
         hint = (
-            f"earlier steps: {earlier} (restore one with step={earlier[-1]}; resuming falls "
-            f"back to it)"
+            f"earlier steps: {earlier} (resuming falls back to step {earlier[-1]}; pick one "
+            f"with --resume RUN_DIR --step N, or restore(step=N))"
             if earlier
             else "no earlier step exists; start a new run without --resume"
         )
@@ -286,7 +288,7 @@ class Checkpointer:
                 aside = self.directory / f"{bad}.unreadable-{time.time_ns()}"
                 (self.directory / str(bad)).rename(aside)
                 warnings.warn(
-                    f"{error}\nRenamed it to {aside.name}; resuming from step {step}.",
+                    f"{error}. Renamed it to {aside.name}; resuming from step {step}.",
                     RuntimeWarning,
                     stacklevel=2,
                 )
@@ -294,8 +296,22 @@ class Checkpointer:
             return step, state
         if not unreadable:
             raise self._not_found()
-        listed = "\n  ".join(str(error) for _, error in unreadable)
-        raise CheckpointCorruptError(f"no checkpoint in {self.directory} can be read:\n  {listed}")
+        listed = " | ".join(str(error) for _, error in unreadable)
+        raise CheckpointCorruptError(f"no checkpoint in {self.directory} can be read: {listed}")
+
+    def set_aside_after(self, step: int) -> list[str]:
+        """Renames the steps newer than ``step`` to ``<step>.unused-<time>`` (kept, no longer
+        listed), so that a run resumed from ``step`` can save those steps again; returns the
+        new names."""
+        step = _as_step(step)
+        renamed = []
+        for newer in [s for s in self.all_steps() if s > step]:
+            aside = self.directory / f"{newer}.unused-{time.time_ns()}"
+            (self.directory / str(newer)).rename(aside)
+            renamed.append(aside.name)
+        if renamed:
+            self._manager.reload()
+        return renamed
 
     def metadata(self, step: int | None = None) -> dict[str, Any]:
         """The ``metadata`` dict saved with ``step`` (default: the latest step)."""
@@ -448,9 +464,39 @@ def _root_cause(error: BaseException) -> str:
     return f"{type(error).__name__}: {lines[0][:400]}"
 
 
+def _is_closed_loop_callback(unraisable: Any) -> bool:
+    """Whether an unraisable error is a late asyncio callback into an event loop already closed.
+
+    When orbax's read of a damaged checkpoint fails, it closes its event loop while TensorStore
+    still has reads in flight; each one finishing later calls ``call_soon_threadsafe`` on the
+    closed loop, and Python prints the ``RuntimeError`` with a full traceback (dozens of them,
+    hiding the error that matters). They carry no information: the read already failed."""
+    error = unraisable.exc_value
+    if not isinstance(error, RuntimeError) or str(error) != "Event loop is closed":
+        return False
+    frames = traceback.extract_tb(unraisable.exc_traceback)
+    return bool(frames) and frames[-1].name == "_check_closed"
+
+
+def _quiet_closed_loop_callbacks() -> None:
+    """Installs (once) a ``sys.unraisablehook`` that drops ``_is_closed_loop_callback`` errors
+    and passes every other one to the hook that was there before."""
+    previous = sys.unraisablehook
+    if getattr(previous, "_jaxmarl_quiet", False):
+        return
+
+    def hook(unraisable: Any) -> None:
+        if not _is_closed_loop_callback(unraisable):
+            previous(unraisable)
+
+    hook._jaxmarl_quiet = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
+
+
 def _restore_tree(
     directory: Path, target: PyTree | None, where: str, hint: str, *, config_hint: bool = True
 ) -> PyTree:
+    _quiet_closed_loop_callbacks()
     if target is not None and any(_is_empty(leaf) for leaf in jax.tree.leaves(target)):
         stripped = _restore_tree(
             directory, _without_empty(target), where, hint, config_hint=config_hint

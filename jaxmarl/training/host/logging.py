@@ -11,9 +11,9 @@ numpy scalars are fine and non-scalar arrays fail with the metric's name. NaN an
 written as JSON's ``NaN``/``Infinity`` extensions (Python's ``json`` default) rather than
 dropped: a diverging run must show up in its log.
 
-Resuming: pass ``resume_step`` to ``JsonlLogger``/``CsvLogger`` (the checkpoint's step) to drop
-the records a crashed run logged after that checkpoint, so the resumed run's file equals an
-uninterrupted run's.
+Resuming: pass ``resume_step`` to ``JsonlLogger``/``CsvLogger``/``TensorBoardLogger`` (the
+checkpoint's step) to drop the records a crashed run logged after that checkpoint, so the resumed
+run's files equal an uninterrupted run's (TensorBoard: the scalars per tag and step).
 
 Example::
 
@@ -24,8 +24,10 @@ Example::
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
+import struct
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -254,9 +256,13 @@ def _csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, str]]) -> str:
 
 def _replace_text(path: Path, text: str) -> None:
     """Replaces ``path``'s contents atomically (write a sibling, fsync, rename)."""
+    _replace_bytes(path, text.encode())
+
+
+def _replace_bytes(path: Path, data: bytes) -> None:
     partial = path.with_name(f".{path.name}.partial")
-    with partial.open("w", newline="") as handle:
-        handle.write(text)
+    with partial.open("wb") as handle:
+        handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
     partial.replace(path)
@@ -266,19 +272,26 @@ def _replace_text(path: Path, text: str) -> None:
 class TensorBoardLogger(_LoggerBase):
     """Scalars to TensorBoard event files through ``tensorboardX`` (optional dependency).
 
+    Args:
+        logdir: the event file folder.
+        resume_step: drop the events with ``step > resume_step`` from the event files already
+            in ``logdir`` first (``truncate_event_files``), so that after a resume the log holds
+            each step once, as an uninterrupted run's does.
+
     Raises:
         ImportError: tensorboardX is not installed (the message says how to install it).
     """
 
-    def __init__(self, logdir: str | os.PathLike, **writer_kwargs: Any) -> None:
+    def __init__(
+        self, logdir: str | os.PathLike, *, resume_step: int | None = None, **writer_kwargs: Any
+    ) -> None:
         try:
             from tensorboardX import SummaryWriter
         except ImportError as error:
-            raise ImportError(
-                "TensorBoardLogger needs tensorboardX, which is not installed: "
-                "pip install tensorboardX (or log with 'jsonl'/'csv' only)"
-            ) from error
+            raise ImportError(_MISSING["tensorboard"]) from error
         self.logdir = Path(logdir).expanduser()
+        if resume_step is not None:
+            truncate_event_files(self.logdir, resume_step)
         self._writer = SummaryWriter(logdir=str(self.logdir), **writer_kwargs)
 
     def log(self, step: int, metrics: Mapping[str, Any]) -> None:
@@ -288,6 +301,60 @@ class TensorBoardLogger(_LoggerBase):
 
     def close(self) -> None:
         self._writer.close()
+
+
+_EVENT_FILE_MARK = "tfevents"
+
+
+def _event_records(path: Path) -> list[bytes]:
+    """The framed records of a TFRecord event file (length, its CRC, data, data CRC), each as
+    its raw bytes; a record cut short by a killed writer ends the list."""
+    data = path.read_bytes()
+    records, offset = [], 0
+    while offset + 12 <= len(data):
+        (length,) = struct.unpack("<Q", data[offset : offset + 8])
+        end = offset + 12 + length + 4
+        if end > len(data):
+            break
+        records.append(data[offset:end])
+        offset = end
+    return records
+
+
+def _event_files(logdir: Path) -> list[Path]:
+    if not logdir.is_dir():
+        return []
+    return sorted(p for p in logdir.iterdir() if _EVENT_FILE_MARK in p.name and p.is_file())
+
+
+def truncate_event_files(logdir: str | os.PathLike, resume_step: int) -> None:
+    """Drops the summaries with ``step > resume_step`` from every event file in ``logdir``.
+
+    Each file is rewritten atomically with the records it keeps, byte for byte (their CRCs
+    stay valid); a file left without summaries is removed. Needs tensorboardX (its protobuf
+    classes decode the steps).
+    """
+    from tensorboardX.proto.event_pb2 import Event
+
+    for path in _event_files(Path(logdir)):
+        records = _event_records(path)
+        kept = [r for r in records if Event.FromString(r[12:-4]).step <= resume_step]
+        if not any(Event.FromString(r[12:-4]).HasField("summary") for r in kept):
+            path.unlink()
+        elif len(kept) != len(records) or path.stat().st_size != sum(map(len, kept)):
+            _replace_bytes(path, b"".join(kept))
+
+
+def read_event_scalars(logdir: str | os.PathLike) -> list[tuple[str, int, float]]:
+    """``(tag, step, value)`` of every scalar in ``logdir``'s event files, in file order."""
+    from tensorboardX.proto.event_pb2 import Event
+
+    scalars = []
+    for path in _event_files(Path(logdir)):
+        for record in _event_records(path):
+            event = Event.FromString(record[12:-4])
+            scalars += [(v.tag, event.step, v.simple_value) for v in event.summary.value]
+    return scalars
 
 
 class WandbLogger(_LoggerBase):
@@ -304,10 +371,7 @@ class WandbLogger(_LoggerBase):
         try:
             import wandb
         except ImportError as error:
-            raise ImportError(
-                "WandbLogger needs wandb, which is not installed: pip install wandb "
-                "(or log with 'jsonl'/'csv' only)"
-            ) from error
+            raise ImportError(_MISSING["wandb"]) from error
         self._run = wandb.init(**init_kwargs)
 
     def log(self, step: int, metrics: Mapping[str, Any]) -> None:
@@ -340,6 +404,30 @@ class MultiLogger(_LoggerBase):
 
 
 LOGGER_NAMES = ("jsonl", "csv", "tensorboard", "wandb")
+_MODULES = {"tensorboard": "tensorboardX", "wandb": "wandb"}
+_MISSING = {
+    "tensorboard": "the tensorboard logger needs tensorboardX, which is not installed: "
+    "pip install tensorboardX (or log with 'jsonl'/'csv' only)",
+    "wandb": "the wandb logger needs wandb, which is not installed: pip install wandb "
+    "(or log with 'jsonl'/'csv' only)",
+}
+
+
+def check_loggers(names: Sequence[str]) -> None:
+    """Checks that every logger in ``names`` exists and its package is installed, without
+    importing it: a run checks this before it compiles or writes anything.
+
+    Raises:
+        ValueError: an unknown name.
+        ImportError: an optional logger's package is missing (the message says how to fix it).
+    """
+    unknown = [name for name in names if name not in LOGGER_NAMES]
+    if unknown:
+        raise ValueError(f"unknown logger(s) {unknown}; choose from {list(LOGGER_NAMES)}")
+    for name in dict.fromkeys(names):
+        module = _MODULES.get(name)
+        if module is not None and importlib.util.find_spec(module) is None:
+            raise ImportError(_MISSING[name])
 
 
 def make_logger(
@@ -361,14 +449,12 @@ def make_logger(
         ValueError: an unknown name.
         ImportError: an optional logger's package is missing.
     """
-    unknown = [name for name in names if name not in LOGGER_NAMES]
-    if unknown:
-        raise ValueError(f"unknown logger(s) {unknown}; choose from {list(LOGGER_NAMES)}")
+    check_loggers(names)
     run_dir = Path(run_dir)
     builders = {
         "jsonl": lambda: JsonlLogger(run_dir / "metrics.jsonl", resume_step=resume_step),
         "csv": lambda: CsvLogger(run_dir / "metrics.csv", resume_step=resume_step),
-        "tensorboard": lambda: TensorBoardLogger(run_dir / "tb"),
+        "tensorboard": lambda: TensorBoardLogger(run_dir / "tb", resume_step=resume_step),
         "wandb": lambda: WandbLogger(**dict(wandb_kwargs or {})),
     }
     loggers: list[Logger] = []

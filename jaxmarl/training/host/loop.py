@@ -48,6 +48,8 @@ class RunResult:
         run_dir: the run directory.
         compile_s: seconds spent compiling the chunk.
         train_s: seconds spent running chunks (excluding compile and host work).
+        already_finished: a resumed run whose checkpoint was its last chunk: nothing was
+            compiled, trained or written.
     """
 
     state: Any
@@ -56,6 +58,7 @@ class RunResult:
     run_dir: Path
     compile_s: float
     train_s: float
+    already_finished: bool = False
 
 
 def seed_keys(seed: int, num_seeds: int) -> jax.Array:
@@ -69,6 +72,7 @@ def run(
     run_dir: str | Path,
     *,
     resume: bool = False,
+    resume_step: int | None = None,
     show_progress: bool = True,
     stop_after_chunks: int | None = None,
     logger_config: dict | None = None,
@@ -83,7 +87,12 @@ def run(
             ``devices`` with the same results as one device.
         run_dir: where config, metrics, checkpoints and plots go.
         resume: continue from the latest checkpoint in ``run_dir`` that can be read (newer
-            unreadable ones are set aside with a warning).
+            unreadable ones are set aside with a warning), and cut the metric logs back to it.
+            A directory without any checkpoint (a run stopped before its first one completed)
+            starts from the beginning, its metric logs emptied. A run that had finished
+            returns at once with ``already_finished`` and changes nothing.
+        resume_step: with ``resume``, continue from this checkpoint step (chunks done)
+            instead; newer steps are renamed ``<step>.unused-<time>`` and kept.
         show_progress: progress bar (plain lines when not a terminal).
         stop_after_chunks: stop early after this many chunks in total (to test resuming).
         logger_config: the config as a dict, for loggers that record it (W&B).
@@ -118,8 +127,26 @@ def run(
         return jax.jit(over_seeds(chunk_fn, devices), donate_argnums=0)
 
     start_chunk = 0
-    if resume:
-        start_chunk, state = checkpointer.restore_latest(target=jax.eval_shape(init, keys))
+    if resume and (resume_step is not None or checkpointer.all_steps()):
+        target = jax.eval_shape(init, keys)
+        if resume_step is None:
+            start_chunk, state = checkpointer.restore_latest(target=target)
+        else:
+            state = checkpointer.restore(resume_step, target=target)
+            start_chunk = resume_step
+        if start_chunk >= num_chunks:
+            checkpointer.close()
+            return RunResult(
+                state=state,
+                history=[],
+                evaluations=[],
+                run_dir=run_dir,
+                compile_s=0.0,
+                train_s=0.0,
+                already_finished=True,
+            )
+        if resume_step is not None:
+            checkpointer.set_aside_after(resume_step)
         state = place_over_seeds(state, devices)
     else:
         state = init(keys)
@@ -135,11 +162,11 @@ def run(
     )
     if keep_best:
         _check_metric(keep_best, compiled[per_chunk], evaluate_seeds, state, keys, eval_episodes)
-    resume_step = start_chunk * per_chunk if resume else None
+    logged_until = start_chunk * per_chunk if resume else None  # updates: the loggers' step
     logger = make_logger(
-        loggers, run_dir, resume_step=resume_step, wandb_kwargs={"config": logger_config}
+        loggers, run_dir, resume_step=logged_until, wandb_kwargs={"config": logger_config}
     )
-    eval_log = JsonlLogger(run_dir / "eval.jsonl", resume_step=resume_step)
+    eval_log = JsonlLogger(run_dir / "eval.jsonl", resume_step=logged_until)
     history: list[dict] = []
     evaluations: list[dict] = []
     steps_per_update = learner.env_steps_per_update

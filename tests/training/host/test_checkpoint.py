@@ -165,7 +165,7 @@ def test_interrupted_write_never_hides_the_last_good_step(tmp_path):
     with pytest.raises(CheckpointCorruptError, match=r"step 7 .*_METADATA.*earlier steps: \[5\]"):
         fresh.restore(target=make_state())
     # Resuming uses step 5 and sets step 7 aside, so the resumed run can save 6 and 7 again.
-    with pytest.warns(RuntimeWarning, match=r"(?s)step 7 .*Renamed it to 7.unreadable-"):
+    with pytest.warns(RuntimeWarning, match=r"step 7 .*Renamed it to 7.unreadable-"):
         step, state = fresh.restore_latest(target=make_state())
     assert step == 5
     assert_bitwise_equal(state, make_state(seed=5))

@@ -110,12 +110,36 @@ def test_keep_best_keeps_the_best_evaluated_checkpoint_and_the_newest(learner, t
         RunConfig(max_to_keep=-1)
 
 
-def test_resume_without_checkpoint_is_a_clear_error(learner, tmp_path):
-    with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        _run(learner, tmp_path / "empty", resume=True)
+def test_resume_without_checkpoint_starts_from_the_beginning(learner, tmp_path):
+    """A run stopped before its first checkpoint: its stale metrics are dropped."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "metrics.jsonl").write_text('{"step": 1, "update": 1, "stale": 1}\n')
+    _run(learner, tmp_path / "empty", resume=True, stop_after_chunks=1, gif=False)
+    rows = read_jsonl(tmp_path / "empty" / "metrics.jsonl")
+    assert [r["update"] for r in rows] == [1, 1] and "stale" not in rows[0]
 
 
 def test_seeds_differ(learner, tmp_path):
     result = _run(learner, tmp_path / "seeds", stop_after_chunks=1, gif=False)
     leaves = jax.tree.leaves(result.state.params)
     assert any(not np.array_equal(leaf[0], leaf[1]) for leaf in leaves)
+
+
+def test_tensorboard_and_metrics_after_kill_and_resume_equal_an_uninterrupted_run(
+    learner, tmp_path
+):
+    """A kill after chunk 3 with the last checkpoint at chunk 2 left chunk 3's points logged;
+    the resume cuts every log back to chunk 2, TensorBoard's event files included."""
+    pytest.importorskip("tensorboardX")
+    from jaxmarl.training.host.logging import read_event_scalars
+
+    logs = dict(loggers=("jsonl", "csv", "tensorboard"), gif=False, eval_episodes=0)
+    _run(learner, tmp_path / "full", **logs)
+    _run(learner, tmp_path / "split", stop_after_chunks=3, checkpoint_every=2, **logs)
+    assert Checkpointer(tmp_path / "split" / "checkpoints").latest_step() == 2
+    _run(learner, tmp_path / "split", resume=True, checkpoint_every=2, **logs)
+    for name in ("metrics.jsonl", "metrics.csv"):
+        assert (tmp_path / "split" / name).read_text() == (tmp_path / "full" / name).read_text()
+    full = read_event_scalars(tmp_path / "full" / "tb")
+    split = read_event_scalars(tmp_path / "split" / "tb")
+    assert sorted(split) == sorted(full)  # chunk 3's points once, not twice

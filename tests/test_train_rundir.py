@@ -1,0 +1,256 @@
+"""Run directories that cannot be mixed up or stranded: one owner at a time, no metrics
+appended across runs, interrupted and damaged runs that resume, finished runs left alone, and
+user errors as one message with exit status 2."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jaxmarl import train
+from jaxmarl.config import save_config
+from jaxmarl.training.host import logging as host_logging
+from jaxmarl.training.host.logging import read_jsonl
+from jaxmarl.training.host.rundir import RunDirBusyError, RunDirLock
+from tests.test_train_cli import TINY as CLI_TINY
+
+TINY = [*CLI_TINY, "--no-progress"]
+
+
+def _tiny(tmp_path, name="run", *extra):
+    return [*TINY, f"run.out_dir={tmp_path}", f"run.name={name}", *extra]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """A finished TINY run (3 chunks, checkpoints 1, 2, 3), to copy."""
+    out = tmp_path_factory.mktemp("finished")
+    assert train.main(_tiny(out)) == 0
+    return out / "run"
+
+
+def _copy(run_dir, tmp_path):
+    import shutil
+
+    return shutil.copytree(run_dir, tmp_path / "copy", ignore=shutil.ignore_patterns(".lock"))
+
+
+# --------------------------------------------------------------------------- case 1: one owner
+def test_lock_names_its_owner_and_a_dead_owner_is_taken_over(tmp_path):
+    with RunDirLock(tmp_path) as lock:
+        assert lock.took_over is None
+        with pytest.raises(RunDirBusyError, match=rf"is in use by pid {os.getpid()} on "):
+            RunDirLock(tmp_path).acquire()
+    assert (tmp_path / ".lock").read_text() == ""  # released: nobody named
+    # A process that dies keeps no flock, but its text stays in the file.
+    (tmp_path / ".lock").write_text("pid 999999 on elsewhere (since 2024-01-01T00:00:00)\n")
+    with RunDirLock(tmp_path) as lock:
+        assert lock.took_over.startswith("pid 999999 on elsewhere")
+
+
+def test_a_second_run_on_a_locked_directory_exits_2_naming_the_owner(tmp_path, capsys):
+    (tmp_path / "run").mkdir()
+    with RunDirLock(tmp_path / "run"):
+        assert train.main(_tiny(tmp_path)) == 2
+    assert f"is in use by pid {os.getpid()}" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "config.yaml").exists()  # nothing written by the loser
+
+
+def test_a_stale_lock_is_taken_over_with_a_message(finished, tmp_path, capsys):
+    run_dir = _copy(finished, tmp_path)
+    (run_dir / ".lock").write_text("pid 999999 on elsewhere (since 2024-01-01T00:00:00)\n")
+    assert train.main(["--resume", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "took over the lock left by pid 999999 on elsewhere" in out
+
+
+def test_two_processes_on_one_run_name(tmp_path, capsys):
+    """A real second process: the one that comes second is refused and names the first."""
+    argv = _tiny(tmp_path, "run", "run.total_timesteps=16000000", "run.updates_per_chunk=50")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "jaxmarl.train", *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    lock_file = tmp_path / "run" / ".lock"
+    try:
+        deadline = time.monotonic() + 60
+        while not (lock_file.exists() and lock_file.read_text()):
+            assert first.poll() is None, first.stderr.read().decode()
+            assert time.monotonic() < deadline, "the first process never took the lock"
+            time.sleep(0.05)
+        assert train.main(_tiny(tmp_path)) == 2
+        assert f"is in use by pid {first.pid} on " in capsys.readouterr().err
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=60)
+    assert lock_file.read_text() == ""  # Ctrl-C releases the lock
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["alg"] == "ippo"
+
+
+# --------------------------------------------------------------------------- case 2: no appending
+def test_a_fresh_start_over_old_metrics_is_refused_unless_overwrite(finished, tmp_path, capsys):
+    run_dir = _copy(finished, tmp_path)
+    old_rows = read_jsonl(run_dir / "metrics.jsonl")
+    import shutil
+
+    shutil.rmtree(run_dir / "checkpoints")  # the user deleted the checkpoints only
+    argv = _tiny(tmp_path, "copy", "run.seed=5")
+    assert train.main(argv) == 2
+    assert "already holds a run" in capsys.readouterr().err
+    assert train.main([*argv, "--overwrite"]) == 0
+    assert "moved the previous run's files into" in capsys.readouterr().out
+    (aside,) = run_dir.glob(".replaced-*")
+    assert read_jsonl(aside / "metrics.jsonl") == old_rows
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    assert [r["update"] for r in rows] == [1, 2, 3]  # not appended to the old rows
+    assert "seed: 5" in (run_dir / "config.yaml").read_text()
+
+
+# --------------------------------------------------------------------------- case 3: stranded start
+def _interrupted_before_first_checkpoint(tmp_path, with_metrics):
+    """The directory a Ctrl-C during the first checkpoint leaves: config, run.json, an
+    orbax temporary folder, and (with_metrics) the first chunk's metrics."""
+    command = train.parse(_tiny(tmp_path))
+    run_dir = command.run_dir
+    (run_dir / "checkpoints" / "1.orbax-checkpoint-tmp-1700000000").mkdir(parents=True)
+    save_config(command.config, run_dir / "config.yaml")
+    (run_dir / "run.json").write_text('{"alg": "ippo"}\n')
+    if with_metrics:
+        row = {"step": 1, "update": 1, "env_steps": 16, "seed": 0, "episode_return": 1.0}
+        (run_dir / "metrics.jsonl").write_text(json.dumps(row) + "\n")
+    return run_dir
+
+
+def test_a_run_stopped_before_its_first_checkpoint_restarts_with_resume(tmp_path, capsys):
+    run_dir = _interrupted_before_first_checkpoint(tmp_path, with_metrics=True)
+    assert train.main(_tiny(tmp_path)) == 2
+    assert f"restart it with --resume {run_dir}" in capsys.readouterr().err
+    assert train.main(["--resume", str(run_dir)]) == 0
+    assert "starting it from the beginning" in capsys.readouterr().out
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    assert [r["update"] for r in rows] == [1, 2, 3]
+    assert rows[0]["episode_return"] != 1.0  # the interrupted row is gone
+
+
+def test_a_start_stopped_before_any_metrics_runs_again_with_the_same_command(tmp_path):
+    run_dir = _interrupted_before_first_checkpoint(tmp_path, with_metrics=False)
+    assert train.main(_tiny(tmp_path)) == 0
+    assert [r["update"] for r in read_jsonl(run_dir / "metrics.jsonl")] == [1, 2, 3]
+
+
+# --------------------------------------------------------------------------- cases 4, 5: damage
+def _damage(step_dir, drop_metadata):
+    for folder in ("state/d", "state/ocdbt.process_0/d"):
+        for path in (step_dir / folder).iterdir():
+            os.truncate(path, 10)
+    if drop_metadata:
+        (step_dir / "_CHECKPOINT_METADATA").unlink()
+
+
+@pytest.mark.parametrize("drop_metadata", [False, True], ids=["truncated", "metadata-gone"])
+def test_a_damaged_latest_checkpoint_falls_back_in_one_line(
+    finished, tmp_path, capfd, monkeypatch, drop_metadata
+):
+    run_dir = _copy(finished, tmp_path)
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    _damage(run_dir / "checkpoints" / "3", drop_metadata)
+    # Python prints unraisable errors through this hook (pytest's own would hide them): the
+    # failed read's late asyncio callbacks ("Event loop is closed") must not reach it.
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    assert train.main(["--resume", str(run_dir)]) == 0
+    time.sleep(0.2)
+    assert unraisable == []
+    err = capfd.readouterr().err
+    warning = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "checkpoint step 3" in warning[0]
+    assert "resuming from step 2" in warning[0]
+    assert "Traceback" not in err and "Event loop is closed" not in err
+    assert read_jsonl(run_dir / "metrics.jsonl") == rows  # chunk 3 trained again, same rows
+
+
+def test_late_asyncio_callbacks_of_a_failed_read_are_not_printed(monkeypatch):
+    """Orbax closes its event loop when a read fails while TensorStore reads are in flight;
+    each late callback used to print a traceback ("Event loop is closed"), dozens of them."""
+    import asyncio
+    import types
+
+    from jaxmarl.training.host import checkpoint
+
+    shown = []
+    monkeypatch.setattr(sys, "unraisablehook", shown.append)
+    checkpoint._quiet_closed_loop_callbacks()
+    loop = asyncio.new_event_loop()
+    loop.close()
+    try:
+        loop.call_soon_threadsafe(print)
+    except RuntimeError as error:
+        late = types.SimpleNamespace(exc_value=error, exc_traceback=error.__traceback__)
+    other = types.SimpleNamespace(exc_value=RuntimeError("other"), exc_traceback=None)
+    sys.unraisablehook(late)
+    sys.unraisablehook(other)
+    assert shown == [other]
+
+
+def test_resume_from_a_chosen_step(finished, tmp_path, capsys):
+    run_dir = _copy(finished, tmp_path)
+    rows = read_jsonl(run_dir / "metrics.jsonl")
+    assert train.main(["--resume", str(run_dir), "--step", "1"]) == 0
+    assert len(list((run_dir / "checkpoints").glob("[23].unused-*"))) == 2
+    assert read_jsonl(run_dir / "metrics.jsonl") == rows
+    assert train.main(["--resume", str(run_dir), "--step", "7"]) == 2
+    assert "no checkpoint for step 7" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- cases 6, 7: resume
+def test_resuming_a_finished_run_changes_nothing(finished, tmp_path, capsys):
+    run_dir = _copy(finished, tmp_path)
+    summary = (run_dir / "summary.md").read_text()
+    assert "greedy evaluation return" in summary
+    mtimes = {p: p.stat().st_mtime_ns for p in run_dir.rglob("*")}
+    assert train.main(["--resume", str(run_dir)]) == 0
+    assert "has finished (3 updates); nothing to do" in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in run_dir.rglob("*") if p.name != ".lock"} == {
+        p: t for p, t in mtimes.items()
+    }
+
+
+def test_preset_on_resume_is_refused(finished, capsys):
+    argv = ["--resume", str(finished), "preset=MPE_simple_spread_v3"]
+    assert train.main(argv) == 2
+    assert "preset=MPE_simple_spread_v3 cannot apply when resuming" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- cases 8, 9: rc 2
+def test_user_errors_exit_2_with_one_message(tmp_path, capsys):
+    (tmp_path / "afile").write_text("")
+    cases = [
+        (["env.env_kwargs={num_agnts: 3}"], "unknown argument 'num_agnts'; did you mean"),
+        ([f"run.out_dir={tmp_path / 'afile'}"], "is a file, not a folder"),
+    ]
+    for extra, message in cases:
+        assert train.main(_tiny(tmp_path, "bad", *extra)) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "run.json").write_text("{not json")
+    assert train.main(["--resume", str(broken)]) == 2
+    assert f"{broken / 'run.json'} is damaged: not JSON" in capsys.readouterr().err
+    (broken / "run.json").write_text('{"alg": "ippo"}')
+    assert train.main(["--resume", str(broken)]) == 2
+    assert "has run.json but no config.yaml" in capsys.readouterr().err
+
+
+def test_a_missing_optional_logger_fails_before_anything_is_written(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(host_logging._MODULES, "tensorboard", "no_such_module_for_jaxmarl")
+    assert train.main(_tiny(tmp_path, "tb", "run.loggers=[jsonl,tensorboard]")) == 2
+    assert "needs tensorboardX, which is not installed" in capsys.readouterr().err
+    assert not (tmp_path / "tb").exists()
