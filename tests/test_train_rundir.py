@@ -145,6 +145,34 @@ def test_a_start_stopped_before_any_metrics_runs_again_with_the_same_command(tmp
     assert [r["update"] for r in read_jsonl(run_dir / "metrics.jsonl")] == [1, 2, 3]
 
 
+def test_a_real_ctrl_c_before_the_first_checkpoint_then_the_documented_restart(tmp_path, capsys):
+    """SIGINT while the first process compiles (run.json is written just before), then
+    ``--resume RUN_DIR`` trains the run from the beginning."""
+    first = subprocess.Popen(
+        [sys.executable, "-m", "jaxmarl.train", *_tiny(tmp_path)],
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    run_dir = tmp_path / "run"
+    try:
+        deadline = time.monotonic() + 60
+        while not (run_dir / "run.json").exists():
+            assert first.poll() is None, first.stderr.read().decode()
+            assert time.monotonic() < deadline, "the first process never wrote run.json"
+            time.sleep(0.02)
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=60)
+    assert first.returncode != 0  # interrupted, not finished
+    from jaxmarl.training.host.rundir import complete_steps
+
+    assert not complete_steps(run_dir)  # stranded: no complete checkpoint
+    assert train.main(["--resume", str(run_dir), "--no-progress"]) == 0
+    assert "starting it from the beginning" in capsys.readouterr().out
+    assert [r["update"] for r in read_jsonl(run_dir / "metrics.jsonl")] == [1, 2, 3]
+
+
 # --------------------------------------------------------------------------- cases 4, 5: damage
 def _damage(step_dir, drop_metadata):
     for folder in ("state/d", "state/ocdbt.process_0/d"):
