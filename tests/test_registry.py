@@ -43,6 +43,7 @@ def test_string_entry_point_is_lazy_and_checked():
 
 
 BUILTIN_IDS = [
+    "coin_game",
     "MPE_simple_v3",
     "MPE_simple_tag_v3",
     "MPE_simple_world_comm_v3",
@@ -99,7 +100,12 @@ def test_import_jaxmarl_loads_no_env_family():
     )
     assert out["before"] == []
     # Consulting the registry loads the families' package __init__s, and none of their modules.
-    assert out["after"] == ["jaxmarl.envs", "jaxmarl.envs.mpe", "jaxmarl.envs.smax"]
+    assert out["after"] == [
+        "jaxmarl.envs",
+        "jaxmarl.envs.coin_game",
+        "jaxmarl.envs.mpe",
+        "jaxmarl.envs.smax",
+    ]
     assert out["ids"] == BUILTIN_IDS
 
 
@@ -119,7 +125,7 @@ def test_importing_one_family_loads_nothing_of_another(family, other):
     )
     assert out["own"] == [f"jaxmarl.envs.{family}"]  # its env modules load on first use
     assert out["other"] == []
-    assert out["ids"] == {"mpe": BUILTIN_IDS[:13], "smax": BUILTIN_IDS[13:]}[family]
+    assert out["ids"] == {"mpe": BUILTIN_IDS[1:14], "smax": BUILTIN_IDS[14:]}[family]
 
 
 def test_public_names_of_a_family_load_on_first_use():
