@@ -59,6 +59,7 @@ BUILTIN_IDS = [
     "SMAX",
     "HeuristicEnemySMAX",
     "LearnedPolicyEnemySMAX",
+    "switch_riddle",
 ]
 
 
@@ -99,7 +100,12 @@ def test_import_jaxmarl_loads_no_env_family():
     )
     assert out["before"] == []
     # Consulting the registry loads the families' package __init__s, and none of their modules.
-    assert out["after"] == ["jaxmarl.envs", "jaxmarl.envs.mpe", "jaxmarl.envs.smax"]
+    assert out["after"] == [
+        "jaxmarl.envs",
+        "jaxmarl.envs.mpe",
+        "jaxmarl.envs.smax",
+        "jaxmarl.envs.switch_riddle",
+    ]
     assert out["ids"] == BUILTIN_IDS
 
 
@@ -119,7 +125,7 @@ def test_importing_one_family_loads_nothing_of_another(family, other):
     )
     assert out["own"] == [f"jaxmarl.envs.{family}"]  # its env modules load on first use
     assert out["other"] == []
-    assert out["ids"] == {"mpe": BUILTIN_IDS[:13], "smax": BUILTIN_IDS[13:]}[family]
+    assert out["ids"] == {"mpe": BUILTIN_IDS[:13], "smax": BUILTIN_IDS[13:16]}[family]
 
 
 def test_public_names_of_a_family_load_on_first_use():
