@@ -14,6 +14,9 @@ import importlib
 from pathlib import Path
 from typing import Any
 
+import jax
+import numpy as np
+
 
 def renderer_module(env: Any):
     """The ``render`` module of the (unwrapped) env's family, or ``None``."""
@@ -49,3 +52,35 @@ def save_episode_gif(env: Any, states: Any, path: str | Path, **kwargs: Any) -> 
         )
     module.save_gif(env, states, Path(path), **kwargs)
     return Path(path)
+
+
+def host_frames(states: Any, probe: str, frame_ndim: int) -> list[Any]:
+    """One env's states as a list of host (NumPy) states, for a family's renderer.
+
+    ``states`` is a list/tuple of states, one state, or states stacked over time ``[T, ...]``;
+    the rank of the field ``probe`` tells which (it has ``frame_ndim`` axes in one env's
+    state, e.g. MPE's ``p_pos``: 2).
+
+    Raises:
+        ValueError: ``probe`` has another rank (a batch of envs: index it first).
+    """
+    if isinstance(states, (list, tuple)):
+        frames = [jax.tree.map(np.asarray, state) for state in states]
+        stacked = False
+    else:
+        host = jax.tree.map(np.asarray, states)
+        stacked = np.ndim(getattr(host, probe)) == frame_ndim + 1
+        frames = [host]
+    for frame in frames:
+        shape = np.shape(getattr(frame, probe))
+        if len(shape) != frame_ndim + stacked:
+            raise ValueError(
+                f"expected the states of one environment ({probe} with {frame_ndim} axes, or "
+                f"{frame_ndim + 1} when stacked over time), got {probe} of shape {shape}; "
+                f"index the batch first, e.g. jax.tree.map(lambda x: x[0], state)"
+            )
+    if not stacked:
+        return frames
+    host = frames[0]
+    steps = np.shape(getattr(host, probe))[0]
+    return [jax.tree.map(lambda x, t=t: x[t], host) for t in range(steps)]

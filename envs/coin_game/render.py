@@ -18,6 +18,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxmarl.render import host_frames
+
 __all__ = ["render_frame", "save_gif"]
 
 _RED = np.array([220, 40, 40], np.uint8)
@@ -25,21 +27,6 @@ _BLUE = np.array([40, 80, 220], np.uint8)
 _GRID = np.array([160, 160, 160], np.uint8)
 _BACKGROUND = np.array([250, 250, 250], np.uint8)
 _CELL = 48  # pixels per cell at scale 1
-
-
-def _unstack(states: Any) -> list[Any]:
-    """A list of host states from a list/tuple of states or a stacked ``[T, ...]`` state."""
-    if isinstance(states, (list, tuple)):
-        return [jax.tree.map(np.asarray, s) for s in states]
-    stacked = jax.tree.map(np.asarray, states)
-    if stacked.red_pos.ndim == 1:
-        return [stacked]
-    if stacked.red_pos.ndim != 2:
-        raise ValueError(
-            f"expected states stacked over time (red_pos [T, 2]), got red_pos of shape "
-            f"{stacked.red_pos.shape}"
-        )
-    return [jax.tree.map(lambda x, t=t: x[t], stacked) for t in range(stacked.red_pos.shape[0])]
 
 
 def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
@@ -86,5 +73,5 @@ def save_gif(env: Any, states: Any, path: Any, *, fps: float = 4.0, scale: int =
     """Write the states of one episode (stacked ``[T, ...]`` or a list) to a GIF."""
     import imageio.v2 as imageio
 
-    frames = [render_frame(env, state, scale=scale) for state in _unstack(states)]
+    frames = [render_frame(env, state, scale=scale) for state in host_frames(states, "red_pos", 1)]
     imageio.mimsave(os.fspath(path), frames, duration=1000.0 / fps, loop=0)

@@ -20,6 +20,7 @@ import jax
 import numpy as np
 
 from jaxmarl.envs.mpe._world import MPEBase, State
+from jaxmarl.render import host_frames
 
 __all__ = ["plot_state", "render_frame", "save_gif"]
 
@@ -36,21 +37,6 @@ def _host_state(state: State) -> State:
             f"jax.tree.map(lambda x: x[0], state)"
         )
     return host
-
-
-def _unstack(states: Any) -> list[State]:
-    """A list of host states from a list/tuple of states or a stacked ``[T, ...]`` state."""
-    if isinstance(states, (list, tuple)):
-        return [_host_state(s) for s in states]
-    stacked = jax.tree.map(np.asarray, states)
-    if stacked.p_pos.ndim == 2:
-        return [_host_state(stacked)]
-    if stacked.p_pos.ndim != 3:
-        raise ValueError(
-            f"expected states stacked over time (p_pos [T, num_entities, 2]), got p_pos of "
-            f"shape {stacked.p_pos.shape}"
-        )
-    return [jax.tree.map(lambda x, t=t: x[t], stacked) for t in range(stacked.p_pos.shape[0])]
 
 
 def _half_width(states: Sequence[State]) -> float:
@@ -186,7 +172,7 @@ def save_gif(
 
     if fps <= 0:
         raise ValueError(f"fps must be positive, got {fps}")
-    states = _unstack(states_sequence)
+    states = host_frames(states_sequence, "p_pos", 2)
     if not states:
         raise ValueError("states_sequence is empty")
     painter = _Painter(env, _half_width(states), size=size)

@@ -19,24 +19,11 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxmarl.render import host_frames
+
 __all__ = ["render_frame", "save_gif"]
 
 _TEAM_COLOURS = ("#1f5fbf", "#c0392b")
-
-
-def _unstack(states: Any) -> list[Any]:
-    if isinstance(states, (list, tuple)):
-        return [jax.tree.map(np.asarray, s) for s in states]
-    stacked = jax.tree.map(np.asarray, states)
-    if stacked.unit_positions.ndim == 2:
-        return [stacked]
-    if stacked.unit_positions.ndim != 3:
-        raise ValueError(
-            f"expected one env's states stacked over time (unit_positions [T, N, 2]), got "
-            f"{stacked.unit_positions.shape}; index the batch first"
-        )
-    count = stacked.unit_positions.shape[0]
-    return [jax.tree.map(lambda x, t=t: x[t], stacked) for t in range(count)]
 
 
 def _attack_targets(env: Any, state: Any) -> list[tuple[int, int]]:
@@ -120,7 +107,9 @@ def save_gif(env: Any, states: Any, path: Any, *, fps: float = 8.0, size: float 
     """Write the states of one episode (stacked ``[T, ...]`` or a list) to a GIF."""
     import imageio.v2 as imageio
 
-    frames = [render_frame(env, state, size=size) for state in _unstack(states)]
+    frames = [
+        render_frame(env, state, size=size) for state in host_frames(states, "unit_positions", 2)
+    ]
     if not frames:
         raise ValueError("no states to render")
     imageio.mimsave(os.fspath(path), frames, duration=1000.0 / fps, loop=0)

@@ -284,15 +284,13 @@ class Checkpointer:
             except CheckpointCorruptError as error:
                 unreadable.append((step, error))
                 continue
-            for bad, error in unreadable:
-                aside = self.directory / f"{bad}.unreadable-{time.time_ns()}"
-                (self.directory / str(bad)).rename(aside)
+            names = self._set_aside([bad for bad, _ in unreadable], "unreadable")
+            for (_, error), name in zip(unreadable, names):
                 warnings.warn(
-                    f"{error}. Renamed it to {aside.name}; resuming from step {step}.",
+                    f"{error}. Renamed it to {name}; resuming from step {step}.",
                     RuntimeWarning,
                     stacklevel=2,
                 )
-            self._manager.reload()
             return step, state
         if not unreadable:
             raise self._not_found()
@@ -304,13 +302,17 @@ class Checkpointer:
         listed), so that a run resumed from ``step`` can save those steps again; returns the
         new names."""
         step = _as_step(step)
+        return self._set_aside([s for s in self.all_steps() if s > step], "unused")
+
+    def _set_aside(self, steps: list[int], label: str) -> list[str]:
+        """Renames each step folder to ``<step>.<label>-<time>`` (orbax no longer lists it, so
+        the step can be saved again); returns the new names."""
         renamed = []
-        for newer in [s for s in self.all_steps() if s > step]:
-            aside = self.directory / f"{newer}.unused-{time.time_ns()}"
-            (self.directory / str(newer)).rename(aside)
+        for step in steps:
+            aside = self.directory / f"{step}.{label}-{time.time_ns()}"
+            (self.directory / str(step)).rename(aside)
             renamed.append(aside.name)
-        if renamed:
-            self._manager.reload()
+        self._manager.reload()
         return renamed
 
     def metadata(self, step: int | None = None) -> dict[str, Any]:

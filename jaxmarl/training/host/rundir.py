@@ -11,9 +11,8 @@ The file is never deleted (deleting it would let two processes lock two differen
 same name); releasing empties it. ``flock`` is local to one machine: on a network file system
 shared by several hosts it may not exclude a process on another host.
 
-What a directory holds (``complete_steps``, ``holds_run``) is read from names on disk, without
-orbax: a checkpoint step is complete once orbax has renamed its temporary folder to the bare
-step number.
+What a directory holds (``complete_steps``, ``holds_run``) is read without opening a
+checkpoint manager: orbax's step listing for the checkpoints, file sizes for the metrics.
 """
 
 from __future__ import annotations
@@ -113,11 +112,14 @@ def _read_owner(path: Path) -> str:
 
 
 def complete_steps(run_dir: str | os.PathLike) -> list[int]:
-    """The checkpoint steps orbax has committed in ``RUN_DIR/checkpoints`` (oldest first)."""
+    """The checkpoint steps orbax has committed in ``RUN_DIR/checkpoints`` (oldest first), as
+    orbax's own step listing reads them (without starting a ``CheckpointManager``)."""
     folder = Path(run_dir) / "checkpoints"
     if not folder.is_dir():
         return []
-    return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit() and p.is_dir())
+    import orbax.checkpoint as ocp
+
+    return sorted(ocp.utils.checkpoint_steps(folder.absolute()))
 
 
 def has_metrics(run_dir: str | os.PathLike) -> bool:
