@@ -1,4 +1,5 @@
 import json
+import pkgutil
 import subprocess
 import sys
 import textwrap
@@ -42,31 +43,69 @@ def test_string_entry_point_is_lazy_and_checked():
         registry.EnvSpec("Y-v0", "tests.toy_envs.CounterEnv").load()
 
 
-BUILTIN_IDS = [
-    "coin_game",
-    "MPE_simple_v3",
-    "MPE_simple_tag_v3",
-    "MPE_simple_world_comm_v3",
-    "MPE_simple_spread_v3",
-    "MPE_simple_crypto_v3",
+# JaxMARL 0.2.0's registered ids (its ``jaxmarl.registered_envs``): every built-in id must be
+# one of them, spelt the same, so that code written for JaxMARL finds its envs here.
+JAXMARL_IDS = {
+    *(f"MPE_simple{s}_v3" for s in ("", "_tag", "_world_comm", "_spread", "_crypto", "_push")),
+    *(f"MPE_simple{s}_v3" for s in ("_adversary", "_reference")),
     "MPE_simple_speaker_listener_v4",
-    "MPE_simple_push_v3",
-    "MPE_simple_adversary_v3",
-    "MPE_simple_reference_v3",
-    "MPE_simple_facmac_v1",
-    "MPE_simple_facmac_3a_v1",
-    "MPE_simple_facmac_6a_v1",
-    "MPE_simple_facmac_9a_v1",
-    "SMAX",
-    "HeuristicEnemySMAX",
-    "LearnedPolicyEnemySMAX",
-    "switch_riddle",
-]
+    *(f"MPE_simple_facmac{s}_v1" for s in ("", "_3a", "_6a", "_9a")),
+    "switch_riddle", "SMAX", "HeuristicEnemySMAX", "LearnedPolicyEnemySMAX",
+    "ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3",
+    "storm", "storm_2p", "storm_np", "hanabi", "overcooked", "overcooked_v2", "coin_game",
+    "jaxnav",
+    *(f"JaxRobotarium_{s}" for s in (
+        "navigation", "discovery", "material_transport", "warehouse", "arctic_transport",
+        "foraging", "rware", "predator_prey",
+    )),
+}  # fmt: skip
+# The ids of the families that exist, in registration order (pinned: dropping or renaming one
+# fails; a new family needs no entry here, but every id it registers must be a JaxMARL id).
+FAMILY_IDS = {
+    "mpe": [
+        "MPE_simple_v3",
+        "MPE_simple_tag_v3",
+        "MPE_simple_world_comm_v3",
+        "MPE_simple_spread_v3",
+        "MPE_simple_crypto_v3",
+        "MPE_simple_speaker_listener_v4",
+        "MPE_simple_push_v3",
+        "MPE_simple_adversary_v3",
+        "MPE_simple_reference_v3",
+        "MPE_simple_facmac_v1",
+        "MPE_simple_facmac_3a_v1",
+        "MPE_simple_facmac_6a_v1",
+        "MPE_simple_facmac_9a_v1",
+    ],
+    "smax": ["SMAX", "HeuristicEnemySMAX", "LearnedPolicyEnemySMAX"],
+    "coin_game": ["coin_game"],
+    "switch_riddle": ["switch_riddle"],
+}
+
+
+def _families() -> list[str]:
+    """The env family packages under ``jaxmarl.envs`` (what the registry discovers)."""
+    import jaxmarl.envs
+
+    return sorted(m.name for m in pkgutil.iter_modules(jaxmarl.envs.__path__) if m.ispkg)
+
+
+def _family_of(env_id: str) -> str:
+    return jaxmarl.spec(env_id).entry_point.split(":")[0].split(".")[2]
+
+
+def _builtin_ids() -> list[str]:
+    """The ids the families register, family by family in discovery order."""
+    families = _families()
+    builtin = [i for i in jaxmarl.registered_envs if _family_of(i) in families]
+    return sorted(builtin, key=lambda i: families.index(_family_of(i)))
 
 
 def test_builtin_ids_are_jaxmarl_ids():
-    # Other tests may add ids of their own after these; the built-in ones come first, in order.
-    assert jaxmarl.registered_envs[: len(BUILTIN_IDS)] == BUILTIN_IDS
+    builtin = _builtin_ids()
+    assert set(builtin) <= JAXMARL_IDS, sorted(set(builtin) - JAXMARL_IDS)
+    for family, ids in FAMILY_IDS.items():
+        assert [i for i in builtin if _family_of(i) == family] == ids, family
     assert jaxmarl.spec("SMAX").entry_point == "jaxmarl.envs.smax.smax_env:SMAX"
 
 
@@ -101,14 +140,8 @@ def test_import_jaxmarl_loads_no_env_family():
     )
     assert out["before"] == []
     # Consulting the registry loads the families' package __init__s, and none of their modules.
-    assert out["after"] == [
-        "jaxmarl.envs",
-        "jaxmarl.envs.coin_game",
-        "jaxmarl.envs.mpe",
-        "jaxmarl.envs.smax",
-        "jaxmarl.envs.switch_riddle",
-    ]
-    assert out["ids"] == BUILTIN_IDS
+    assert out["after"] == ["jaxmarl.envs"] + [f"jaxmarl.envs.{f}" for f in _families()]
+    assert out["ids"] == _builtin_ids()
 
 
 @pytest.mark.parametrize(("family", "other"), [("mpe", "smax"), ("smax", "mpe")])
@@ -127,9 +160,7 @@ def test_importing_one_family_loads_nothing_of_another(family, other):
     )
     assert out["own"] == [f"jaxmarl.envs.{family}"]  # its env modules load on first use
     assert out["other"] == []
-    smax = ["SMAX", "HeuristicEnemySMAX", "LearnedPolicyEnemySMAX"]
-    mpe = [env_id for env_id in BUILTIN_IDS if env_id.startswith("MPE_")]
-    assert out["ids"] == {"mpe": mpe, "smax": smax}[family]
+    assert out["ids"] == FAMILY_IDS[family]
 
 
 def test_public_names_of_a_family_load_on_first_use():
@@ -195,6 +226,6 @@ def test_a_new_family_package_is_found_without_a_central_list(tmp_path):
     """,
         cwd=Path(__file__).resolve().parents[1],
     )
-    assert out["ids"] == [*BUILTIN_IDS, "ToyCounter-v0"]
+    assert out["ids"] == [*_builtin_ids(), "ToyCounter-v0"]
     assert out["target"] == 3
     assert out["toy"] == ["jaxmarl.envs.toyfamily", "jaxmarl.envs.toyfamily.counter"]
