@@ -49,6 +49,7 @@ _EXPORTS = {
     "SimpleTagMPE": "simple_tag",
     "SimpleWorldCommMPE": "simple_world_comm",
     # render imports matplotlib/imageio only when called (optional ``viz`` extra).
+    "MPEVisualizer": "render",
     "plot_state": "render",
     "render_frame": "render",
     "save_gif": "render",

@@ -21,8 +21,9 @@ import numpy as np
 
 from jaxmarl.envs.mpe._world import MPEBase, State
 from jaxmarl.render import host_frames
+from jaxmarl.viz import Visualizer as MPEVisualizer  # JaxMARL's name for it
 
-__all__ = ["plot_state", "render_frame", "save_gif"]
+__all__ = ["MPEVisualizer", "plot_state", "render_frame", "save_gif"]
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _MIN_HALF_WIDTH = 1.2  # the arena is [-1, 1]^2; keep a margin around it

@@ -82,12 +82,10 @@ class LogWrapper(Wrapper):
             key, state.env_state, actions, reset_state, with_terminal_obs=with_terminal_obs
         )
         episode_done = dones["__all__"]
-        reward_vector = jnp.stack(
-            [jnp.asarray(rewards[agent], dtype=jnp.float32) for agent in self._env.agents]
-        )
-        returns = state.episode_returns + reward_vector
+        returns = state.episode_returns + self.logged_rewards(rewards)
         lengths = state.episode_lengths + 1
-        state = LogEnvState(
+        # ``replace`` keeps a subclass's extra fields (jaxmarl.wrappers.baselines.SMAXLogWrapper).
+        state = state.replace(
             env_state=env_state,
             episode_returns=jnp.where(episode_done, 0.0, returns),
             episode_lengths=jnp.where(episode_done, 0, lengths),
@@ -98,6 +96,7 @@ class LogWrapper(Wrapper):
                 episode_done, lengths, state.returned_episode_lengths
             ),
         )
+        state, extra_infos = self.record_extras(state, rewards, dones, infos)
         if self.replace_info:
             kept = ("terminated", "truncated", "terminal_obs", "terminal_state")
             infos = {name: infos[name] for name in kept if name in infos}
@@ -109,7 +108,24 @@ class LogWrapper(Wrapper):
         infos["returned_episode_returns"] = state.returned_episode_returns
         infos["returned_episode_lengths"] = state.returned_episode_lengths
         infos["returned_episode"] = jnp.full((self._env.num_agents,), episode_done)
+        infos.update(extra_infos)
         return obs, state, rewards, dones, infos
+
+    def record_extras(
+        self, state: LogEnvState, rewards: dict, dones: dict, infos: dict
+    ) -> tuple[LogEnvState, dict]:
+        """Hook for subclasses that log more: the updated state and the infos to add.
+
+        Called after the returns are updated, with the env's own ``infos`` (before
+        ``replace_info`` drops them). The base wrapper logs nothing more.
+        """
+        return state, {}
+
+    def logged_rewards(self, rewards: dict) -> jax.Array:
+        """``[num_agents]`` float32: what this step adds to the logged returns."""
+        return jnp.stack(
+            [jnp.asarray(rewards[agent], dtype=jnp.float32) for agent in self._env.agents]
+        )
 
     def get_obs(self, state: LogEnvState):
         return self._env.get_obs(state.env_state)

@@ -1,0 +1,205 @@
+"""JaxMARL's import paths: short JaxMARL-style snippets run unchanged against this project.
+
+The snippets are written here from JaxMARL 0.2.0's documented usage (its README and
+tutorials): the same imports, calls and attribute names a JaxMARL user types.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmarl
+import jaxmarl.environments as environments
+
+
+def test_paths_name_the_same_modules_and_classes():
+    import jaxmarl.env
+    import jaxmarl.envs.mpe
+    import jaxmarl.envs.smax
+    import jaxmarl.spaces
+    from jaxmarl.environments.mpe.simple_spread import SimpleSpreadMPE as deep
+    from jaxmarl.envs.mpe import SimpleSpreadMPE
+
+    assert importlib.import_module("jaxmarl.environments.mpe") is jaxmarl.envs.mpe
+    assert importlib.import_module("jaxmarl.environments.smax") is jaxmarl.envs.smax
+    assert importlib.import_module("jaxmarl.environments.spaces") is jaxmarl.spaces
+    assert importlib.import_module("jaxmarl.environments.multi_agent_env") is jaxmarl.env
+    assert deep is SimpleSpreadMPE is environments.SimpleSpreadMPE
+    assert isinstance(jaxmarl.make("MPE_simple_spread_v3"), environments.MultiAgentEnv)
+
+
+def test_every_jaxmarl_top_level_name_resolves():
+    missing = []
+    for name in environments._NAMES:
+        try:
+            getattr(environments, name)
+        except AttributeError as error:
+            missing.append(f"{name}: {error}")
+    assert not missing, "\n".join(missing)
+    assert environments.SUBMODULE_ENVIRONMENTS is False
+
+
+def test_unknown_path_is_a_module_not_found_error():
+    with pytest.raises(ModuleNotFoundError, match="jaxmarl.environments.no_such_family"):
+        importlib.import_module("jaxmarl.environments.no_such_family")
+
+
+def test_importing_the_compat_paths_loads_no_family():
+    code = (
+        "import sys, jaxmarl.environments, jaxmarl.wrappers.baselines, jaxmarl.viz;"
+        "print([m for m in sys.modules if m.startswith('jaxmarl.envs.')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_mpe_tutorial_snippet(tmp_path):
+    # JaxMARL's README / MPE tutorial, unchanged apart from the GIF path.
+    from jaxmarl import make
+    from jaxmarl.environments.mpe import MPEVisualizer
+
+    key = jax.random.PRNGKey(0)
+    env = make("MPE_simple_reference_v3")
+    obs, state = env.reset(key)
+    state_seq = []
+    for _ in range(5):
+        state_seq.append(state)
+        key, key_act = jax.random.split(key)
+        key_act = jax.random.split(key_act, env.num_agents)
+        actions = {
+            agent: env.action_space(agent).sample(key_act[i]) for i, agent in enumerate(env.agents)
+        }
+        obs, state, reward, done, infos = env.step(key, state, actions)
+    viz = MPEVisualizer(env, state_seq)
+    viz.animate(str(tmp_path / "mpe.gif"), view=False)
+    assert (tmp_path / "mpe.gif").stat().st_size > 0
+
+
+def test_smax_tutorial_snippet(tmp_path):
+    from jaxmarl import make
+    from jaxmarl.environments.smax import map_name_to_scenario
+    from jaxmarl.viz import SMAXVisualizer
+    from jaxmarl.wrappers.baselines import SMAXLogWrapper
+
+    scenario = map_name_to_scenario("3m")
+    env = make("HeuristicEnemySMAX", scenario=scenario)
+    key = jax.random.PRNGKey(0)
+    key, key_reset = jax.random.split(key)
+    obs, state = env.reset(key_reset)
+    state_seq = []
+    for _ in range(3):
+        key, key_act, key_step = jax.random.split(key, 3)
+        key_act = jax.random.split(key_act, env.num_agents)
+        actions = {
+            agent: env.action_space(agent).sample(key_act[i]) for i, agent in enumerate(env.agents)
+        }
+        state_seq.append((key_step, state, actions))
+        obs, state, rewards, dones, infos = env.step(key_step, state, actions)
+    SMAXVisualizer(env, state_seq).animate(view=False, save_fname=str(tmp_path / "smax.gif"))
+    assert (tmp_path / "smax.gif").stat().st_size > 0
+
+    logged = SMAXLogWrapper(env)
+    obs, log_state = logged.reset(jax.random.PRNGKey(1))
+    step = jax.jit(logged.step)
+    actions = {agent: jnp.int32(0) for agent in env.agents}
+    for i in range(3):
+        obs, log_state, rewards, dones, infos = step(jax.random.PRNGKey(i), log_state, actions)
+    assert infos["returned_won_episode"].shape == (env.num_agents,)
+    # JaxMARL's baselines pass the inner state to the env's methods.
+    assert env.get_avail_actions(log_state.env_state)[env.agents[0]].shape == (
+        env.action_space(env.agents[0]).n,
+    )
+
+
+def test_smax_log_wrapper_reports_the_win_at_the_episode_end():
+    from jaxmarl.wrappers.baselines import SMAXLogWrapper
+
+    env = SMAXLogWrapper(jaxmarl.make("HeuristicEnemySMAX", scenario="3m"))
+    obs, state = env.reset(jax.random.PRNGKey(0))
+    # Kill the enemies: the next step ends the episode with a win for the allies.
+    inner = state.env_state
+    inner = inner.replace(
+        unit_health=inner.unit_health.at[env.num_allies :].set(0.0),
+        unit_alive=inner.unit_alive.at[env.num_allies :].set(False),
+    )
+    state = state.replace(env_state=inner)
+    actions = {agent: jnp.int32(0) for agent in env.agents}
+    obs, state, rewards, dones, infos = jax.jit(env.step)(jax.random.PRNGKey(1), state, actions)
+    assert bool(dones["__all__"])
+    np.testing.assert_array_equal(infos["returned_won_episode"], np.ones(env.num_agents))
+
+
+def test_mpe_log_wrapper_scales_logged_returns_not_rewards():
+    from jaxmarl.wrappers.baselines import LogWrapper, MPELogWrapper
+
+    env = jaxmarl.make("MPE_simple_spread_v3", max_steps=4)
+
+    def episode(wrapper):
+        obs, state = wrapper.reset(jax.random.PRNGKey(0))
+        actions = {agent: jnp.int32(1) for agent in env.agents}
+        rewards_seen = []
+        for i in range(4):
+            obs, state, rewards, dones, infos = wrapper.step(jax.random.PRNGKey(i), state, actions)
+            rewards_seen.append(rewards[env.agents[0]])
+        return np.asarray(infos["returned_episode_returns"]), np.asarray(rewards_seen)
+
+    plain_returns, plain_rewards = episode(LogWrapper(env))
+    mpe_returns, mpe_rewards = episode(MPELogWrapper(env))
+    np.testing.assert_array_equal(mpe_rewards, plain_rewards)
+    np.testing.assert_allclose(mpe_returns, plain_returns * env.num_agents, rtol=1e-6)
+    assert np.all(plain_returns != 0)
+
+
+def test_ct_rollout_manager_pads_tags_and_adds_globals():
+    from jaxmarl.wrappers.baselines import CTRolloutManager, LogWrapper
+
+    env = jaxmarl.make("MPE_simple_adversary_v3")  # adversary 8 features, agents 10
+    wrapped = CTRolloutManager(LogWrapper(env), batch_size=4)
+    assert wrapped.max_obs_length == 10
+    assert wrapped.obs_size == 10 + env.num_agents
+    key = jax.random.PRNGKey(0)
+    obs, state = wrapped.batch_reset(key)
+    raw, _ = jax.vmap(env.reset)(jax.random.split(key, 4))
+    adversary = env.agents[0]
+    assert obs[adversary].shape == (4, wrapped.obs_size)
+    np.testing.assert_array_equal(obs[adversary][:, :8], raw[adversary])
+    np.testing.assert_array_equal(obs[adversary][:, 8:10], 0.0)
+    np.testing.assert_array_equal(obs[adversary][:, 10:], np.tile(np.eye(3)[0], (4, 1)))
+    expected_state = jnp.concatenate([raw[a] for a in env.agents], axis=-1)
+    np.testing.assert_array_equal(obs["__all__"], expected_state)
+
+    actions = {a: wrapped.batch_sample(jax.random.PRNGKey(1), a) for a in env.agents}
+    obs, state, rewards, dones, infos = wrapped.batch_step(jax.random.PRNGKey(2), state, actions)
+    team = sum(rewards[a] for a in env.agents)
+    np.testing.assert_allclose(rewards["__all__"], team, rtol=1e-6)
+    valid = wrapped.get_valid_actions(state)
+    assert valid[adversary].shape == (4, 5) and valid[adversary].dtype == jnp.float32
+
+
+def test_ct_rollout_manager_on_smax_uses_world_state_and_avail_actions():
+    from jaxmarl.wrappers.baselines import CTRolloutManager
+
+    env = jaxmarl.make("HeuristicEnemySMAX", scenario="3m")
+    wrapped = CTRolloutManager(env, batch_size=2)
+    obs, state = wrapped.batch_reset(jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(obs["__all__"], jax.vmap(env.get_world_state)(state))
+    valid = wrapped.get_valid_actions(state)
+    avail = jax.vmap(env.get_avail_actions)(state)
+    for agent in env.agents:
+        np.testing.assert_array_equal(valid[agent], avail[agent].astype(np.float32))
+
+
+def test_save_and_load_params_round_trip(tmp_path):
+    from jaxmarl.wrappers.baselines import load_params, save_params
+
+    params = {"params": {"dense": {"kernel": jnp.ones((2, 3)), "bias": jnp.zeros(3)}}}
+    save_params(params, tmp_path / "p.safetensors")
+    loaded = load_params(tmp_path / "p.safetensors")
+    jax.tree.map(np.testing.assert_array_equal, loaded, params)
