@@ -31,6 +31,7 @@ Example::
 from __future__ import annotations
 
 import json
+import logging
 import math
 import operator
 import os
@@ -95,6 +96,8 @@ class Checkpointer:
             recency; steps saved without it are not ranked and go once newer steps exist. The
             newest step is kept as well, to resume from.
         best_mode: ``"max"`` (larger is better) or ``"min"``.
+        read_only: only read (``python -m jaxmarl.evaluate``): nothing is created, saved or
+            deleted, and the temporary folders of a run still writing are left alone.
     """
 
     def __init__(
@@ -105,6 +108,7 @@ class Checkpointer:
         keep_period: int = 0,
         best_metric: str = "",
         best_mode: str = "max",
+        read_only: bool = False,
     ) -> None:
         check_retention(max_to_keep, keep_period, best_mode)
         import orbax.checkpoint as ocp
@@ -130,18 +134,29 @@ class Checkpointer:
             retention.append(policies.EveryNSteps(interval_steps=keep_period))
         options = ocp.CheckpointManagerOptions(
             create=False,  # the first save creates the folder
-            cleanup_tmp_directories=True,  # leftover temporary folders are interrupted writes
+            # Leftover temporary folders are interrupted writes, unless another process (the
+            # training run a reader looks at) is writing them now.
+            cleanup_tmp_directories=not read_only,
+            read_only=read_only,
+            save_interval_steps=0 if read_only else 1,  # orbax warns unless read-only says 0
             enable_async_checkpointing=True,
             preservation_policy=policies.AnyPreservationPolicy(retention),
             # Set so that orbax writes and reads the metrics that BestN ranks.
             best_fn=operator.itemgetter(best_metric) if best_metric else None,
             best_mode=best_mode,
         )
-        self._manager = ocp.CheckpointManager(
-            self.directory,
-            item_handlers={_STATE_ITEM: ocp.StandardCheckpointHandler()},
-            options=options,
-        )
+        absl_log = logging.getLogger("absl")
+        level = absl_log.level
+        if read_only:  # orbax logs a warning that read-only is on: it is what was asked
+            absl_log.setLevel(logging.ERROR)
+        try:
+            self._manager = ocp.CheckpointManager(
+                self.directory,
+                item_handlers={_STATE_ITEM: ocp.StandardCheckpointHandler()},
+                options=options,
+            )
+        finally:
+            absl_log.setLevel(level)
 
     # ------------------------------------------------------------------ writing
     def save(
@@ -218,6 +233,13 @@ class Checkpointer:
         """The newest saved step, or ``None`` if there is none."""
         steps = self.all_steps()
         return steps[-1] if steps else None
+
+    def best_step(self) -> int | None:
+        """The best saved step by ``best_metric`` (``None``: no ranked step, or no metric)."""
+        if not self.best_metric:
+            return None
+        self.wait()
+        return self._manager.best_step()
 
     def restore(self, step: int | None = None, target: PyTree | None = None) -> PyTree:
         """Reads checkpoint ``step`` (default: the latest) bit-for-bit, typed PRNG keys included.

@@ -215,7 +215,8 @@ def run(
     if history:
         _plot(run_dir, history, loggers)
     if gif and last_chunk == num_chunks and can_render(learner.env.unwrapped):
-        _write_gif(learner, state, keys[0], run_dir / "episode.gif")
+        seed0 = jax.tree.map(lambda x: x[0], state.params)
+        write_greedy_gif(learner, seed0, keys[0], run_dir / "episode.gif")
     return RunResult(
         state=state,
         history=history,
@@ -304,8 +305,8 @@ def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
     )
 
 
-def _write_gif(learner: Learner, state: Any, key: jax.Array, path: Path) -> None:
-    params = jax.tree.map(lambda x: x[0], state.params)
+def write_greedy_gif(learner: Learner, params: Any, key: jax.Array, path: Path) -> None:
+    """A GIF of one greedy episode of ``learner`` with one seed's ``params``."""
     states, num_frames = jax.jit(lambda p, k: record_greedy_episode(learner, p, k))(params, key)
     frames = int(num_frames)
     states = jax.tree.map(lambda x: x[:frames], states)

@@ -1,0 +1,270 @@
+"""Evaluate a finished (or running) training run: ``python -m jaxmarl.evaluate RUN_DIR``.
+
+Loads the run's saved config and a checkpoint (the latest by default, ``--step N`` or
+``--best``), runs ``--episodes`` greedy episodes per seed in as many envs at once (vmapped),
+prints a Markdown table (return, length and every env metric such as ``won``, per seed and
+their mean) and writes it as JSON, with a GIF of one episode, under ``RUN_DIR/evaluation/``.
+Checkpoints are only read: evaluating a run that is still training is safe.
+
+A trained policy in a plain Python loop::
+
+    from jaxmarl.evaluate import load_run
+
+    run = load_run("runs/mappo-MPE_simple_spread_v3")       # latest checkpoint
+    env, policy = run.env, run.policy(seed=0)
+    obs, state = env.reset(key)
+    carry = policy.initial_carry()
+    for t in range(env.max_steps):
+        carry, actions = policy.act(carry, obs, state, first=t == 0)
+        obs, state, rewards, dones, infos = env.step(step_key, state, actions)
+
+User errors (no such run directory, no checkpoint, a bad flag) exit with status 2 and one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmarl.algorithms import algorithm as find_algorithm
+from jaxmarl.config import ConfigError, config_from_file
+from jaxmarl.env import MultiAgentEnv
+from jaxmarl.training.learner import Learner, evaluate
+
+__all__ = ["GreedyPolicy", "TrainedRun", "load_run", "main"]
+
+
+class EvaluateError(ValueError):
+    """A problem with the run directory or the flags (exit status 2)."""
+
+
+class GreedyPolicy:
+    """One seed's greedy policy for a plain loop over one (unbatched) env.
+
+    ``act(carry, obs, state, first)`` takes the env's own observation dict and state (as
+    ``env.reset`` / ``env.step`` return them) and gives ``(carry, actions)``, the actions a dict
+    keyed by agent; ``first`` marks the first step of an episode (it resets recurrent memory).
+    ``act`` is jitted.
+    """
+
+    def __init__(self, learner: Learner, params: Any):
+        self.learner, self.params = learner, params
+        # The env the user steps is the unwrapped one (no episode statistics).
+        training_env = dataclasses.replace(learner.env, env=learner.env.unwrapped)
+        add_batch = lambda tree: jax.tree.map(lambda x: x[None], tree)
+
+        def act(params, carry, obs, state, first):
+            inputs = training_env.inputs(add_batch(obs), add_batch(state), first)
+            carry, action = learner.greedy_policy(params, carry, inputs)
+            actions = training_env.batch.env_actions(action)
+            return carry, jax.tree.map(lambda x: x[0], actions)
+
+        self._act = jax.jit(act)
+
+    def initial_carry(self) -> Any:
+        return self.learner.initial_carry(1)
+
+    def act(self, carry: Any, obs: dict, state: Any, first: bool = False) -> tuple[Any, dict]:
+        return self._act(self.params, carry, obs, state, jnp.asarray([first]))
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainedRun:
+    """A run directory's learner and the parameters of every seed at one checkpoint step.
+
+    Attributes:
+        run_dir: the run directory.
+        alg: the algorithm name it was trained with.
+        config: its saved config.
+        learner: the learner rebuilt from that config.
+        step: the checkpoint step (chunks done) the parameters come from.
+        params: parameters with a leading ``[num_seeds]`` axis.
+    """
+
+    run_dir: Path
+    alg: str
+    config: Any
+    learner: Learner
+    step: int
+    params: Any
+
+    @property
+    def num_seeds(self) -> int:
+        return int(jax.tree.leaves(self.params)[0].shape[0])
+
+    @property
+    def env(self) -> MultiAgentEnv:
+        """The (unwrapped) env the run trained on."""
+        return self.learner.env.unwrapped
+
+    def seed_params(self, seed: int = 0) -> Any:
+        if not 0 <= seed < self.num_seeds:
+            raise EvaluateError(f"seed {seed} is out of range: the run has {self.num_seeds}")
+        return jax.tree.map(lambda x: x[seed], self.params)
+
+    def policy(self, seed: int = 0) -> GreedyPolicy:
+        return GreedyPolicy(self.learner, self.seed_params(seed))
+
+
+def load_run(run_dir: str | Path, *, step: int | None = None, best: bool = False) -> TrainedRun:
+    """Rebuild a run's learner from its config and read one checkpoint (read-only).
+
+    Args:
+        run_dir: a directory written by ``python -m jaxmarl.train``.
+        step: the checkpoint step to read (default: the latest).
+        best: read the best step by the run's ``run.keep_best`` metric instead.
+
+    Raises:
+        EvaluateError: not a run directory, no checkpoint (or not that step), ``best`` without
+            ``run.keep_best``; checkpoint errors (damaged, not matching) pass through.
+    """
+    from jaxmarl.training.host.checkpoint import Checkpointer
+    from jaxmarl.training.host.loop import seed_keys
+
+    run_dir = Path(run_dir)
+    info_path, config_path = run_dir / "run.json", run_dir / "config.yaml"
+    if not info_path.is_file() or not config_path.is_file():
+        raise EvaluateError(
+            f"{run_dir} is not a jaxmarl run directory (it needs run.json and config.yaml, as "
+            f"python -m jaxmarl.train writes them)"
+        )
+    try:
+        alg = json.loads(info_path.read_text())["alg"]
+        algorithm = find_algorithm(alg)
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise EvaluateError(
+            f"{info_path} is damaged or names no known algorithm ({error})"
+        ) from None
+    try:
+        config = config_from_file(algorithm.config_class, config_path)
+    except ConfigError as error:
+        raise EvaluateError(str(error)) from None
+    if step is not None and best:
+        raise EvaluateError("give --step or --best, not both")
+    learner = algorithm.make(config)
+    settings = config.run
+    checkpointer = Checkpointer(
+        run_dir / "checkpoints",
+        max_to_keep=settings.max_to_keep,
+        keep_period=settings.keep_period,
+        best_metric=settings.keep_best,
+        best_mode=settings.keep_best_mode,
+        read_only=True,
+    )
+    try:
+        steps = checkpointer.all_steps()
+        if not steps:
+            raise EvaluateError(f"{run_dir} has no checkpoint yet (nothing to evaluate)")
+        if best:
+            if not settings.keep_best:
+                raise EvaluateError(
+                    f"--best needs a run trained with run.keep_best=<metric>; {run_dir} was not. "
+                    f"Use --step N (saved steps: {steps}) or the latest"
+                )
+            step = checkpointer.best_step()
+            if step is None:
+                raise EvaluateError(f"no step of {run_dir} has the metric {settings.keep_best}")
+        elif step is not None and step not in steps:
+            raise EvaluateError(f"{run_dir} has no checkpoint step {step}; saved steps: {steps}")
+        step = steps[-1] if step is None else step
+        keys = seed_keys(settings.seed, settings.num_seeds)
+        target = jax.eval_shape(jax.vmap(learner.init), keys)
+        state = checkpointer.restore(step, target=target)
+    finally:
+        checkpointer.close()
+    return TrainedRun(run_dir, alg, config, learner, step, state.params)
+
+
+def evaluate_run(run: TrainedRun, episodes: int, seed: int = 0) -> list[dict[str, float]]:
+    """Metrics of ``episodes`` greedy episodes (one per env, all at once) for every seed."""
+    keys = jax.random.split(jax.random.key(seed), run.num_seeds)
+    metrics = jax.jit(jax.vmap(lambda p, k: evaluate(run.learner, p, k, episodes)))(
+        run.params, keys
+    )
+    metrics = jax.device_get(metrics)
+    return [
+        {name: float(np.asarray(value)[i]) for name, value in metrics.items()}
+        for i in range(run.num_seeds)
+    ]
+
+
+def _table(rows: list[dict[str, float]]) -> str:
+    first = [n for n in ("episode_return", "episode_length") if n in rows[0]]
+    names = first + sorted(n for n in rows[0] if n not in first)
+    mean = {name: float(np.mean([row[name] for row in rows])) for name in names}
+    lines = ["| seed | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label, row in [*((str(i), r) for i, r in enumerate(rows)), ("mean", mean)]:
+        lines.append(f"| {label} | " + " | ".join(f"{row[n]:.4g}" for n in names) + " |")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxmarl.evaluate",
+        description="Greedy evaluation of a training run's checkpoint (read-only).",
+    )
+    parser.add_argument("run_dir", type=Path, help="a run directory written by jaxmarl.train")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--step", type=int, help="checkpoint step (default: the latest)")
+    which.add_argument("--best", action="store_true", help="the best step by run.keep_best")
+    parser.add_argument("--episodes", type=int, default=64, help="episodes (envs) per seed")
+    parser.add_argument("--seed", type=int, default=0, help="evaluation seed")
+    parser.add_argument("--no-gif", action="store_true", help="skip the episode GIF")
+    return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line and status 2, no usage block
+        raise EvaluateError(message)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    parser.__class__ = _Parser
+    try:
+        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+        if args.episodes < 1:
+            raise EvaluateError(f"--episodes must be at least 1, got {args.episodes}")
+        if args.step is not None and args.step < 0:
+            raise EvaluateError(f"--step takes a checkpoint step >= 0, got {args.step}")
+        run = load_run(args.run_dir, step=args.step, best=args.best)
+    except (EvaluateError, FileNotFoundError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from jaxmarl.render import can_render
+    from jaxmarl.training.host.loop import write_greedy_gif
+
+    rows = evaluate_run(run, args.episodes, args.seed)
+    out_dir = run.run_dir / "evaluation"
+    out_dir.mkdir(exist_ok=True)
+    table = _table(rows)
+    result = {
+        "alg": run.alg,
+        "step": run.step,
+        "episodes_per_seed": args.episodes,
+        "evaluation_seed": args.seed,
+        "seeds": rows,
+    }
+    json_path = out_dir / f"step_{run.step}.json"
+    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{run.alg}, checkpoint step {run.step}, {args.episodes} greedy episodes per seed")
+    print(table)
+    print(f"-> {json_path}")
+    if not args.no_gif and can_render(run.env):
+        gif_path = out_dir / f"step_{run.step}.gif"
+        write_greedy_gif(run.learner, run.seed_params(0), jax.random.key(args.seed), gif_path)
+        print(f"-> {gif_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
