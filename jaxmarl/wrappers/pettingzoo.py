@@ -169,9 +169,7 @@ class PettingZooEnv(ParallelEnv):
         if all(isinstance(self.jax_env.action_space(a), spaces.Discrete) for a in agents):
             avail = _to_numpy(self._avail(self._state))
             masks = {a: np.asarray(avail[a], dtype=np.int8) for a in agents}
-        return {
-            a: {**shared, **({"action_mask": masks[a]} if a in masks else {})} for a in agents
-        }
+        return {a: {**shared, **({"action_mask": masks[a]} if a in masks else {})} for a in agents}
 
     def state(self) -> np.ndarray:
         """The env's world state (``get_world_state``) as a NumPy array."""
