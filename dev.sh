@@ -3,6 +3,7 @@
 #   bash dev.sh run    set up, then run the main job (see README)
 #   bash dev.sh test   set up, then run the test suite (extra args go to pytest)
 #   bash dev.sh lint   set up, then ruff
+#   bash dev.sh docs   set up, then build the docs site into site/ (mkdocs --strict)
 #   bash dev.sh setup  set up only
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -41,13 +42,17 @@ case "$cmd" in
     fi
     "$VENV/bin/python" -m pytest "$@"
     ;;
+  docs)
+    setup
+    NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict "$@"
+    ;;
   lint)
     setup
     "$VENV/bin/ruff" check .
     "$VENV/bin/ruff" format --check .
     ;;
   *)
-    sed -n 2,7p "$0"
+    sed -n 2,8p "$0"
     exit 2
     ;;
 esac

@@ -85,7 +85,7 @@ class PettingZooEnv(ParallelEnv):
 
     metadata = {"render_modes": ["rgb_array"], "is_parallelizable": True}
 
-    def __init__(self, env: str | MultiAgentEnv, render_mode: str | None = None, **env_kwargs):
+    def __init__(self, env: str | MultiAgentEnv, render_mode: str | None = None, **env_kwargs: Any):
         if isinstance(env, str):
             env = jaxmarl.make(env, **env_kwargs)
         elif env_kwargs:
