@@ -102,3 +102,29 @@ def test_matches_overcooked_ai_step_by_step(layout):
 def test_matches_overcooked_ai_many_episodes(layout):
     for _, policy, random_reset, seed in episode_cases(200):
         compare_episode(layout, random_reset, policy, 1000 + seed)
+
+
+@pytest.mark.parametrize(
+    "held, pot",
+    [
+        ((1, 0), (0, -1)),  # agent_0 starts the pot as agent_1 takes a dish: not useful
+        ((2, 0), (3, 20)),  # agent_0 takes the only soup as agent_1 takes a dish: useful
+    ],
+)
+def test_dish_pickup_timing_matches_overcooked_ai(held, pot):
+    # The rule JaxMARL 0.2.0 gets wrong: overcooked-ai judges a dish pickup against the pots
+    # at the start of the step, not after agent_0's interaction.
+    env, mdp, _, replay = setup("cramped_room", False)
+    start = env.initial_state().replace(
+        agent_pos=jnp.array([[2, 1], [1, 2]], jnp.int32),
+        agent_dir_idx=jnp.array([0, 1], jnp.int32),
+        agent_inv=jnp.array(held, jnp.int32),
+        pot_onions=jnp.array([pot[0]], jnp.int32),
+        pot_tick=jnp.array([pot[1]], jnp.int32),
+    )
+    start = jax.device_get(start)
+    both_interact = lambda mdp, ref, rng: [5, 5]  # noqa: E731
+    ref = reference_episode(env, mdp, start, both_interact, 1, np.random.default_rng(0))
+    _, _, shaped, obs = jax.device_get(replay(start, jnp.asarray(ref["actions"])))
+    np.testing.assert_array_equal(shaped, ref["shaped"])
+    np.testing.assert_array_equal(obs, ref["obs"])
