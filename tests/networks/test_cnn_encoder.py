@@ -98,3 +98,47 @@ def test_overcooked_grids_keep_their_shape_through_agent_batching(encoder):
     network = build_network(config, batch)
     kind = CNNEncoder if encoder == "cnn" else MLPEncoder
     assert isinstance(network.encoder, kind)
+
+
+@pytest.mark.parametrize(
+    "alg, preset, sizes",
+    [
+        ("ippo", "overcooked_cnn", ["num_steps=8", "num_minibatches=2"]),
+        pytest.param(
+            "pqn_vdn",
+            "overcooked_cnn",
+            ["num_steps=4", "num_minibatches=2"],
+            marks=pytest.mark.nightly,
+        ),
+    ],
+)
+@pytest.mark.slow
+def test_cnn_presets_train_end_to_end(alg, preset, sizes):
+    """The Overcooked CNN presets, shrunk, train two updates with finite metrics."""
+    from jaxmarl.algorithms import algorithms
+    from jaxmarl.train import parse
+
+    steps = int(sizes[0].split("=")[1])
+    command = parse(
+        [
+            f"alg={alg}",
+            f"preset={preset}",
+            "env.num_envs=4",
+            "network.encoder.features=[4]",
+            "network.encoder.kernel_sizes=[3]",
+            "network.embed_dim=8",
+            "network.trunk.sizes=[8]",
+            "env.reward_shaping.horizon=64",
+            f"run.total_timesteps={2 * 4 * steps}",
+            *sizes,
+            "--no-progress",
+        ]
+    )
+    learner = algorithms()[alg].make(command.config)
+    assert (
+        isinstance(learner.env.batch.input_shape, tuple) and len(learner.env.batch.input_shape) == 3
+    )
+    from jaxmarl.training.learner import make_train_from
+
+    _, metrics = jax.jit(make_train_from(learner))(jax.random.key(0))
+    assert all(np.isfinite(np.asarray(v)).all() for v in jax.tree.leaves(metrics))
