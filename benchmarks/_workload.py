@@ -148,7 +148,8 @@ def _checksum(tree: Any):
 
 
 def make_env(env_id: str) -> Any:
-    """``jaxmarl.make`` of an id, or of ``"<SMAX id>/<map name>"`` with that SMAX scenario.
+    """``jaxmarl.make`` of an id, of ``"<SMAX id>/<map name>"`` with that SMAX scenario, or of
+    ``"overcooked/<layout>"`` with that layout.
 
     Both libraries export ``map_name_to_scenario`` from their SMAX package (JaxMARL:
     ``jaxmarl.environments.smax``, ours: ``jaxmarl.envs.smax``); each gets its own scenario
@@ -161,6 +162,14 @@ def make_env(env_id: str) -> Any:
     registered_id, _, scenario = env_id.partition("/")
     if not scenario:
         return jaxmarl.make(registered_id)
+    if registered_id == "overcooked":
+        # "overcooked/<layout>": each library's own layout of that name.
+        for module in ("jaxmarl.envs.overcooked", "jaxmarl.environments.overcooked"):
+            try:
+                layouts = importlib.import_module(module).overcooked_layouts
+            except ImportError:
+                continue
+            return jaxmarl.make(registered_id, layout=layouts[scenario])
     for module in ("jaxmarl.envs.smax", "jaxmarl.environments.smax"):
         try:
             smax = importlib.import_module(module)

@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         "--envs",
         nargs="+",
         help="env ids (default: every MPE id present); '<SMAX id>/<map>' picks a SMAX scenario, "
-        "e.g. HeuristicEnemySMAX/3m",
+        "e.g. HeuristicEnemySMAX/3m; 'overcooked/<layout>' an Overcooked layout",
     )
     parser.add_argument("--batches", nargs="+", type=int, default=list(DEFAULT_BATCHES))
     parser.add_argument("--steps", type=int, default=100, help="steps per rollout")

@@ -36,7 +36,7 @@ from jaxmarl.networks import (
 from jaxmarl.training import targets
 from jaxmarl.training.learner import GreedyPolicy, Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
-from jaxmarl.training.rollout import Policy, TrainingEnv, episode_metrics, rollout
+from jaxmarl.training.rollout import Policy, TrainingEnv, episode_metrics, rollout, shaping_of
 from jaxmarl.training.sgd import learning_rate, sgd_epochs
 from jaxmarl.training.types import Runner, StepInput, TrainState, Transition
 
@@ -48,7 +48,8 @@ class PPOParts:
 
     Attributes:
         init_params: ``(params_key, env_key) -> (params, runner)``.
-        collect: ``(params, runner) -> (runner, Rollout, metrics)``: one rollout with
+        collect: ``(params, runner, update=0) -> (runner, Rollout, metrics)``: one rollout
+            (``update``: updates done, for the env's reward shaping) with
             advantages and value targets.
         minibatches: ``(key, Rollout) -> PPOMinibatch`` with a leading ``[M]`` axis.
         loss_fn: ``(params, PPOMinibatch) -> (loss, metrics)``.
@@ -56,7 +57,7 @@ class PPOParts:
     """
 
     init_params: Callable[[jax.Array, jax.Array], tuple[Any, Runner]]
-    collect: Callable[[Any, Runner], tuple[Runner, Rollout, dict[str, jax.Array]]]
+    collect: Callable[..., tuple[Runner, Rollout, dict[str, jax.Array]]]
     minibatches: Callable[[jax.Array, Rollout], PPOMinibatch]
     loss_fn: Callable[[Any, PPOMinibatch], tuple[jax.Array, dict[str, jax.Array]]]
     greedy_policy: GreedyPolicy
@@ -207,7 +208,7 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
         )
         return params, runner
 
-    def collect(params, runner: Runner):
+    def collect(params, runner: Runner, update: jax.Array | int = 0):
         actor_carry, critic_carry = runner.policy_carry
         runner, trajectory = rollout(
             env,
@@ -215,6 +216,7 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
             runner,
             config.num_steps,
             bootstrap=state_value(params) if config.bootstrap_truncation else None,
+            shaping=shaping_of(config.env, update * config.steps_per_update),
         )
         advantages, value_targets = advantages_and_targets(params, trajectory, runner)
         steps = ppo_batch(trajectory, advantages, value_targets)
@@ -282,7 +284,7 @@ def make_ppo(config: PPOConfig) -> Learner:
         )
 
     def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
-        runner, data, metrics = parts.collect(state.params, state.runner)
+        runner, data, metrics = parts.collect(state.params, state.runner, state.update)
         params, opt_state, key, train_metrics = sgd_epochs(
             parts.loss_fn,
             optimiser,

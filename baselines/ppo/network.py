@@ -19,7 +19,7 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
     net = config.network
 
     def encoder():
-        return encoder_from_config(net)
+        return encoder_from_config(net, batch.input_shape)
 
     head = CategoricalHead if batch.discrete else GaussianHead
     return ActorCritic(

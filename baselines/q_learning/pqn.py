@@ -37,7 +37,7 @@ from jaxmarl.baselines.q_learning.td_loss import (
 from jaxmarl.networks.mixers import MixerConfig, VDNMixerConfig
 from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig, require
 from jaxmarl.training.learner import Learner
-from jaxmarl.training.rollout import TrainingEnv, episode_metrics
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics, shaping_of
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import TrainState
 
@@ -129,6 +129,7 @@ def make_pqn(config: PQNConfig) -> Learner:
             config.num_steps,
             record_terminal=config.bootstrap_truncation,
             slots=slots,
+            shaping=shaping_of(config.env, state.update * config.steps_per_update),
         )
 
         def minibatches(key):

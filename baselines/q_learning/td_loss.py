@@ -255,11 +255,13 @@ def collect_sequence(
     *,
     record_terminal: bool,
     slots: int,
+    shaping: tuple[str, jax.Array] | None = None,
 ) -> tuple[Runner, Transition, QSequence]:
     """Roll out ``num_steps`` steps and package them as a ``QSequence`` (with the inputs after
-    them and the carry before them): ``(runner, trajectory, sequence)``."""
+    them and the carry before them): ``(runner, trajectory, sequence)``. ``shaping``: see
+    ``jaxmarl.training.rollout.rollout``."""
     next_runner, trajectory = rollout(
-        env, policy, runner, num_steps, record_terminal=record_terminal
+        env, policy, runner, num_steps, record_terminal=record_terminal, shaping=shaping
     )
     next_inputs = env.runner_inputs(next_runner)
     sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)

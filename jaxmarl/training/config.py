@@ -30,6 +30,46 @@ def require_positive(section: str, **values: float) -> None:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class RewardShapingConfig:
+    """A dense reward from the env's infos added to its reward, annealed linearly to 0.
+
+    The learner trains on ``reward + coefficient * infos[info_key]`` with ``coefficient =
+    scale * max(0, 1 - env_steps / horizon)``, ``env_steps`` counted at the start of each
+    update (JaxMARL's Overcooked scripts: ``REW_SHAPING_HORIZON``). Logged episode returns
+    stay the env's own. Off while ``horizon`` is 0.
+
+    Attributes:
+        horizon: env steps (per seed) until the shaping reaches 0; 0 turns it off.
+        info_key: the per-agent info that holds the shaping (``infos[info_key][agent]``).
+        scale: the coefficient at the start of training.
+    """
+
+    horizon: int = 0
+    info_key: str = "shaped_reward"
+    scale: float = 1.0
+
+    def __post_init__(self):
+        require(
+            self.horizon >= 0 and int(self.horizon) == self.horizon,
+            f"env.reward_shaping.horizon must be a whole number of env steps >= 0, "
+            f"got {self.horizon}",
+        )
+        object.__setattr__(self, "horizon", int(self.horizon))
+        require(self.scale >= 0, f"env.reward_shaping.scale must be >= 0, got {self.scale}")
+
+    @property
+    def active(self) -> bool:
+        return self.horizon > 0
+
+    def coefficient(self, env_steps: Any) -> Any:
+        """``[]`` float32 weight of the shaping after ``env_steps`` env steps (a traced int)."""
+        import jax.numpy as jnp
+
+        progress = jnp.asarray(env_steps, jnp.float32) / float(max(self.horizon, 1))
+        return jnp.float32(self.scale) * jnp.clip(1.0 - progress, 0.0, 1.0)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class EnvConfig:
     """Which environment, how many in parallel.
 
@@ -37,11 +77,14 @@ class EnvConfig:
         env_id: a registered id (``jaxmarl.registered_envs``).
         env_kwargs: constructor keywords for ``jaxmarl.make``.
         num_envs: environments stepped in parallel per update (``B``).
+        reward_shaping: an annealed dense reward from the env's infos (off by default;
+            ``env.reward_shaping.horizon=2500000`` as JaxMARL's Overcooked configs).
     """
 
     env_id: str = "MPE_simple_spread_v3"
     env_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
     num_envs: int = 16
+    reward_shaping: RewardShapingConfig = RewardShapingConfig()
 
     def __post_init__(self):
         require_positive("env", num_envs=self.num_envs)
@@ -51,7 +94,14 @@ class EnvConfig:
         jaxmarl.spec(self.env_id)
 
     def __hash__(self) -> int:
-        return hash((self.env_id, tuple(sorted(self.env_kwargs.items())), self.num_envs))
+        return hash(
+            (
+                self.env_id,
+                tuple(sorted(self.env_kwargs.items())),
+                self.num_envs,
+                self.reward_shaping,
+            )
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -107,6 +157,51 @@ TrunkConfig = MLPTrunkConfig | GRUTrunkConfig
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class MLPEncoderConfig:
+    """A dense encoder over the flattened observation (``network.encoder=mlp``, the default).
+
+    Its hidden widths and initialisation are the network's ``encoder_sizes`` and
+    ``encoder_init_gain`` (kept there so that existing presets and run directories load
+    unchanged).
+    """
+
+    kind: ClassVar[str] = "mlp"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CNNEncoderConfig:
+    """Convolutions over grid observations ``(h, w, c)`` (``network.encoder=cnn``), then a
+    dense layer to ``network.embed_dim``; JaxMARL's Overcooked CNN by default.
+
+    Attributes:
+        features: output channels per convolution.
+        kernel_sizes: square kernel size per convolution (one per entry of ``features``).
+        layer_norm: LayerNorm after every convolution and the dense layer (JaxMARL's
+            PQN-VDN CNN); the network's ``layer_norm`` does not apply to the encoder.
+    """
+
+    kind: ClassVar[str] = "cnn"
+    features: tuple[int, ...] = (32, 32, 32)
+    kernel_sizes: tuple[int, ...] = (5, 3, 3)
+    layer_norm: bool = False
+
+    def __post_init__(self):
+        require(len(self.features) > 0, "network.encoder.features needs at least one convolution")
+        require(
+            len(self.features) == len(self.kernel_sizes),
+            f"network.encoder needs one kernel size per convolution: features={self.features}, "
+            f"kernel_sizes={self.kernel_sizes}",
+        )
+        require(
+            all(v > 0 for v in (*self.features, *self.kernel_sizes)),
+            "network.encoder.features and kernel_sizes must be > 0",
+        )
+
+
+EncoderConfig = MLPEncoderConfig | CNNEncoderConfig
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class NetworkConfig:
     """Encoder -> decision trunk -> heads (the critic tower mirrors the actor's).
 
@@ -115,6 +210,9 @@ class NetworkConfig:
         embed_dim: encoder output width.
         encoder_init_gain: gain of the encoder's orthogonal initialisation: sqrt(2) (He-style,
             the PPO default) or 1 (JaxMARL's Q-learning agents; the IQL/VDN/QMIX default).
+        encoder: ``MLPEncoderConfig`` (``network.encoder=mlp``, dense layers over the flattened
+            observation) or ``CNNEncoderConfig`` (``network.encoder=cnn``, for grid
+            observations, e.g. ``network.encoder={kind: cnn, features: [32, 32]}``).
         trunk: ``MLPTrunkConfig`` (feed-forward) or ``GRUTrunkConfig`` (recurrent); in YAML and
             on the command line ``network.trunk=gru``, ``network.trunk.size=64`` or
             ``network.trunk={kind: mlp, sizes: [128, 128]}``.
@@ -126,12 +224,18 @@ class NetworkConfig:
     encoder_sizes: tuple[int, ...] = ()
     embed_dim: int = 64
     encoder_init_gain: float = math.sqrt(2.0)
+    encoder: EncoderConfig = MLPEncoderConfig()
     trunk: TrunkConfig = MLPTrunkConfig()
     activation: str = "tanh"
     layer_norm: bool = False
     agent_id: bool = False
 
     def __post_init__(self):
+        require(
+            isinstance(self.encoder, MLPEncoderConfig | CNNEncoderConfig),
+            f"network.encoder must be an MLPEncoderConfig or a CNNEncoderConfig, got "
+            f"{self.encoder!r}",
+        )
         require(
             isinstance(self.trunk, MLPTrunkConfig | GRUTrunkConfig),
             f"network.trunk must be an MLPTrunkConfig or a GRUTrunkConfig, got {self.trunk!r}",

@@ -124,6 +124,7 @@ def rollout(
     *,
     bootstrap: Bootstrap | None = None,
     record_terminal: bool = False,
+    shaping: tuple[str, jax.Array] | None = None,
 ) -> tuple[Runner, Transition]:
     """Run ``num_steps`` steps; returns the new runner and a ``Transition`` with ``[T, B, ...]``.
 
@@ -135,6 +136,8 @@ def rollout(
         bootstrap: values of pre-reset observations (for truncation); ``None`` skips it.
         record_terminal: store the inputs of pre-reset observations as
             ``extras["terminal_inputs"]`` (``first`` is all False there).
+        shaping: ``(info key, coefficient)``: train on ``reward + coefficient *
+            infos[key][agent]`` (``shaping_of``); the logged episode returns are unchanged.
     """
     num_envs = runner.first.shape[0]
     need_terminal = bootstrap is not None or record_terminal
@@ -170,10 +173,13 @@ def rollout(
             for name, value in infos.items()
             if name not in _RESERVED_INFOS and getattr(value, "shape", None) == (num_envs,)
         }
+        reward = env.batch.stack(rewards).astype(jnp.float32)
+        if shaping is not None:
+            reward = reward + shaping[1] * _shaped_reward(env, infos, shaping[0])
         transition = Transition(
             inputs=inputs,
             action=action,
-            reward=env.batch.stack(rewards).astype(jnp.float32),
+            reward=reward,
             terminated=infos["terminated"],
             truncated=infos["truncated"],
             extras=extras,
@@ -196,6 +202,28 @@ def rollout(
     )
     last, trajectory = jax.lax.scan(body, runner.replace(key=None), step_keys)
     return last.replace(key=key), trajectory
+
+
+def shaping_of(env_config: Any, env_steps: jax.Array) -> tuple[str, jax.Array] | None:
+    """The ``shaping`` argument of ``rollout`` for an ``EnvConfig`` after ``env_steps`` steps
+    (``None`` when its ``reward_shaping`` is off)."""
+    shaping = env_config.reward_shaping
+    if not shaping.active:
+        return None
+    return shaping.info_key, shaping.coefficient(env_steps)
+
+
+def _shaped_reward(env: TrainingEnv, infos: dict, key: str) -> jax.Array:
+    """``[B, A]`` float32 shaping reward of each agent from ``infos[key]``."""
+    value = infos.get(key)
+    if not isinstance(value, dict) or set(value) != set(env.env.agents):
+        raise ValueError(
+            f"env.reward_shaping reads infos[{key!r}][agent], but "
+            f"{type(env.unwrapped).__name__} gives "
+            f"{'no such info' if value is None else type(value).__name__}; set "
+            f"env.reward_shaping.horizon=0 or the env's per-agent shaping info key"
+        )
+    return env.batch.stack(value).astype(jnp.float32)
 
 
 def episode_metrics(trajectory: Transition) -> dict[str, jax.Array]:
