@@ -702,6 +702,7 @@ class HanabiEnv(MultiAgentEnv):
             [plausible, state.color_hinted, state.rank_hinted], axis=-1, dtype=jnp.float32
         ).reshape(n, -1)
 
+    @partial(jax.jit, static_argnums=(0,))
     def get_world_state(self, state: HanabiState) -> jax.Array:
         """Centralised-critic input (JaxMARL's ``HanabiWorldStateWrapper``): per agent, its
         observation followed by its own hand (25 card bits per slot), all agents concatenated;
