@@ -299,13 +299,28 @@ class HanabiEnv(MultiAgentEnv):
     def reset(self, key: jax.Array) -> tuple[Observations, HanabiState]:
         """A random deck (and a random seat order with ``shuffle_player_order``)."""
         deck_key, seat_key = jax.random.split(key)
-        deck = jax.random.permutation(deck_key, jnp.asarray(self.full_deck))
+        deck = self._shuffled_deck(deck_key)
         if self.shuffle_player_order:
             seat_order = jax.random.permutation(seat_key, self.num_agents).astype(_I32)
         else:
             seat_order = jnp.arange(self.num_agents, dtype=_I32)
         state = self._first_state(deck, seat_order)
         return self.get_obs(state), state
+
+    def _shuffled_deck(self, key: jax.Array) -> jax.Array:
+        """The cards in a uniformly random order (``[D]`` int32).
+
+        Each card gets random bits with its own index in the low bits, and one sort of these
+        packed keys orders the deck: a single-operand sort, several times faster under vmap on
+        CPU than ``jax.random.permutation``'s key-value sort. Ties in the random high bits
+        (32 - 5 = 27 bits for 25 card kinds: probability under 1e-5 per deck) order two
+        different cards by kind instead of at random; copies of one card are interchangeable.
+        """
+        index_bits = max(1, int(np.ceil(np.log2(self.num_card_types))))
+        low = jnp.uint32((1 << index_bits) - 1)
+        bits = jax.random.bits(key, (self.deck_size,), jnp.uint32)
+        packed = (bits & ~low) | jnp.asarray(self.full_deck, jnp.uint32)
+        return (jnp.sort(packed) & low).astype(_I32)
 
     def reset_from_deck(self, deck: Any) -> tuple[Observations, HanabiState]:
         """Start a game from a given deck (seats in agent order), e.g. to replay a game.
@@ -619,27 +634,26 @@ class HanabiEnv(MultiAgentEnv):
     def seat_observations(self, state: HanabiState) -> jax.Array:
         """``[N, obs_size]`` float32: each seat's canonical observation (seat order)."""
         n = self.num_agents
-        relative = jnp.asarray(self._relative)  # [N, N]
-        cards = _one_hot_cards(state.hands, self.num_card_types)  # [N, H, 25]
-        other_hands = cards[relative[:, 1:]].reshape(n, -1)
-        short = (state.hands[:, -1] < 0)[relative]  # [N, N]
+        cards = _one_hot_cards(state.hands, self.num_card_types).reshape(n, -1)  # [N, H * 25]
+        short = (state.hands[:, -1] < 0).astype(jnp.float32)  # [N]
         board = self._board_feats(state)
         discards = (
             state.discard_counts[self._discard_type] > jnp.asarray(self._discard_copy)
         ).astype(jnp.float32)
         last = self._last_action_feats(state)  # [N, len]
-        knowledge = self._knowledge_feats(state)[relative].reshape(n, -1)
-        shared = jnp.concatenate([board, discards])
-        return jnp.concatenate(
-            [
-                other_hands,
-                short.astype(jnp.float32),
-                jnp.broadcast_to(shared, (n, shared.shape[0])),
-                last,
-                knowledge,
-            ],
-            axis=1,
-        ).astype(jnp.float32)
+        knowledge = self._knowledge_feats(state)  # [N, H * 35]
+
+        def observe(seat: int) -> jax.Array:
+            # Rows in the order seen from ``seat``: static slices (a gather by a relative-seat
+            # table costs far more under vmap on CPU).
+            order = [int(p) for p in self._relative[seat]]
+            return jnp.concatenate(
+                [cards[p] for p in order[1:]]
+                + [short[np.array(order)], board, discards, last[seat]]
+                + [knowledge[p] for p in order]
+            )
+
+        return jnp.stack([observe(seat) for seat in range(n)])
 
     def _board_feats(self, state: HanabiState) -> jax.Array:
         n, h, r = self.num_agents, self.hand_size, self.num_ranks
