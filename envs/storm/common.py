@@ -114,6 +114,57 @@ def flat_observations(obs: dict, agents: list[str]) -> jax.Array:
     )
 
 
+def _sort_rounds(n: int) -> int:
+    """How many sorts ``jax.random.permutation`` does for ``n`` items (JAX's stop rule)."""
+    return int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+
+
+def _shuffle_ranks(key: jax.Array, n: int) -> jax.Array:
+    """``[n]`` int32: where ``jax.random.permutation(key, n)`` puts each item (one sort round).
+
+    JAX sorts the items by 32 random bits drawn from the second half of ``split(key)``, stably;
+    an item's place is the number of items whose bits are smaller, or equal with a lower
+    index. Counting them is a few hundred comparisons, which is much cheaper under ``vmap`` on
+    a CPU than XLA's sort, and gives the very same permutation.
+    """
+    _, sort_key = jax.random.split(key)
+    bits = jax.random.bits(sort_key, (n,), jnp.uint32)
+    index = jnp.arange(n)
+    earlier = (bits[None, :] < bits[:, None]) | (
+        (bits[None, :] == bits[:, None]) & (index[None, :] < index[:, None])
+    )
+    return jnp.sum(earlier, axis=1, dtype=jnp.int32)
+
+
+def permutation(key: jax.Array, n: int) -> jax.Array:
+    """``[n]`` int32, equal to ``jax.random.permutation(key, n)``, computed without a sort."""
+    if _sort_rounds(n) != 1:
+        return jax.random.permutation(key, n).astype(jnp.int32)
+    ranks = _shuffle_ranks(key, n)
+    return jnp.argmax(ranks[None, :] == jnp.arange(n)[:, None], axis=1).astype(jnp.int32)
+
+
+def first_of_permutation(key: jax.Array, n: int) -> jax.Array:
+    """``[]`` int32, equal to ``jax.random.permutation(key, n)[0]`` (JaxMARL's ``choice``)."""
+    if _sort_rounds(n) != 1:
+        return jax.random.permutation(key, n)[0].astype(jnp.int32)
+    _, sort_key = jax.random.split(key)
+    return jnp.argmin(jax.random.bits(sort_key, (n,), jnp.uint32)).astype(jnp.int32)
+
+
+def sorted_subset(key: jax.Array, n: int, size: int, count: int) -> jax.Array:
+    """``[count]`` int32: the first ``count`` of ``sorted(jax.random.permutation(key, n)[:size])``.
+
+    A uniform ``size``-subset of ``range(n)`` in increasing order, cut to ``count`` items.
+    """
+    if _sort_rounds(n) != 1:
+        return jnp.sort(jax.random.permutation(key, n)[:size])[:count].astype(jnp.int32)
+    chosen = _shuffle_ranks(key, n) < size
+    place = jnp.cumsum(chosen) - 1
+    hits = chosen[None, :] & (place[None, :] == jnp.arange(count)[:, None])
+    return jnp.argmax(hits, axis=1).astype(jnp.int32)
+
+
 def pair_reward(inv_a: jax.Array, inv_b: jax.Array, payoff: jax.Array) -> jax.Array:
     """``[2]`` float32 rewards of an interaction: ``share_a @ payoff[k] @ share_b`` for k=0, 1.
 

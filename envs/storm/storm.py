@@ -23,6 +23,8 @@ from .common import (
     mark_zapped,
     move,
     pair_reward,
+    permutation,
+    sorted_subset,
     zap_targets,
 )
 from .layout import (
@@ -220,8 +222,8 @@ class InTheGrid(MultiAgentEnv):
         ``jax.random.choice(..., replace=False)``, i.e. a permutation of all 43758; this
         draws the subset directly (same distribution, other random numbers).
         """
-        chosen = jnp.sort(jax.random.permutation(key, len(AGENT_CELLS))[:MAX_PLAYERS])
-        return jnp.asarray(AGENT_CELLS)[chosen[: self.num_agents]]
+        chosen = sorted_subset(key, len(AGENT_CELLS), MAX_PLAYERS, self.num_agents)
+        return jnp.asarray(AGENT_CELLS)[chosen]
 
     def _directions(self, key: jax.Array) -> jax.Array:
         # JaxMARL draws 0..2: a player never starts facing direction 3.
@@ -238,7 +240,7 @@ class InTheGrid(MultiAgentEnv):
         if self.fixed_coin_location:
             defect, coop = jnp.asarray(ODD_COIN_CELLS), jnp.asarray(EVEN_COIN_CELLS)
         else:
-            shuffled = jax.random.permutation(layout_key, jnp.asarray(COIN_CELLS), axis=0)
+            shuffled = jnp.asarray(COIN_CELLS)[permutation(layout_key, len(COIN_CELLS))]
             defect, coop = shuffled[:NUM_COINS], shuffled[NUM_COINS:]
         grid = jnp.zeros((GRID_SIZE, GRID_SIZE), jnp.int32)
         grid = grid.at[pos[:, 0], pos[:, 1]].set(jnp.arange(1, self.num_agents + 1))
@@ -383,7 +385,7 @@ class InTheGrid(MultiAgentEnv):
 
         pairs = jnp.asarray(self._pairs)
         num_pairs = len(self._pairs)
-        order = jax.random.permutation(key, num_pairs)
+        order = permutation(key, num_pairs)
         frozen = jnp.zeros((self.num_agents,), jnp.bool_)
         chosen = jnp.zeros((num_pairs,), jnp.bool_)
         # JaxMARL tries only as many pairs as there are players (clamping the index), so with

@@ -19,10 +19,12 @@ from .common import (
     check_payoff,
     check_positive_int,
     egocentric_view,
+    first_of_permutation,
     flat_observations,
     mark_zapped,
     move,
     pair_reward,
+    permutation,
     zap_targets,
 )
 from .layout import (
@@ -168,15 +170,20 @@ class InTheGrid2p(MultiAgentEnv):
         JaxMARL's draw: one key picks the start-cell pair, the directions (0..2; JaxMARL never
         draws 3) and, with random coins, the permutation of the coin cells.
         """
-        cells = jax.random.choice(key, jnp.asarray(PLAYER_PAIRS), shape=(), replace=False)
-        directions = jax.random.randint(key, (2,), 0, 3, dtype=jnp.int8).astype(jnp.int32)
-        pos = jnp.concatenate([cells, directions[:, None]], axis=-1)
+        pos = self._start(key)
         if self.fixed_coin_location:
             red, blue = jnp.asarray(ODD_COIN_CELLS), jnp.asarray(EVEN_COIN_CELLS)
         else:
-            shuffled = jax.random.permutation(key, jnp.asarray(COIN_CELLS), axis=0)
+            shuffled = jnp.asarray(COIN_CELLS)[permutation(key, len(COIN_CELLS))]
             red, blue = shuffled[:NUM_COINS], shuffled[NUM_COINS:]
         return pos, red, blue
+
+    def _start(self, key: jax.Array) -> jax.Array:
+        """``[2, 3]`` start positions: JaxMARL's ``choice(key, pairs, replace=False)`` of a
+        start-cell pair and ``randint(key, (2,), 0, 3)`` directions, from the same key."""
+        cells = jnp.asarray(PLAYER_PAIRS)[first_of_permutation(key, len(PLAYER_PAIRS))]
+        directions = jax.random.randint(key, (2,), 0, 3, dtype=jnp.int8).astype(jnp.int32)
+        return jnp.concatenate([cells, directions[:, None]], axis=-1)
 
     def _fresh_state(self, key: jax.Array, step: jax.Array) -> Storm2pState:
         _, layout_key = jax.random.split(key)
@@ -198,9 +205,7 @@ class InTheGrid2p(MultiAgentEnv):
 
     def _relayout(self, key: jax.Array, state: Storm2pState) -> Storm2pState:
         """After a freeze: same coin cells, all coins back, players at new cells, no coins held."""
-        cells = jax.random.choice(key, jnp.asarray(PLAYER_PAIRS), shape=(), replace=False)
-        directions = jax.random.randint(key, (2,), 0, 3, dtype=jnp.int8).astype(jnp.int32)
-        pos = jnp.concatenate([cells, directions[:, None]], axis=-1)
+        pos = self._start(key)
         grid = jnp.zeros((GRID_SIZE, GRID_SIZE), jnp.int32)
         grid = grid.at[state.red_coins[:, 0], state.red_coins[:, 1]].set(RED_COIN)
         grid = grid.at[state.blue_coins[:, 0], state.blue_coins[:, 1]].set(BLUE_COIN)

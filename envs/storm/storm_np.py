@@ -21,6 +21,7 @@ from .common import (
     egocentric_view,
     move,
     pair_reward,
+    permutation,
     zap_targets,
 )
 
@@ -191,7 +192,7 @@ class InTheMatrix(MultiAgentEnv):
     def _fresh_state(self, key: jax.Array, step: jax.Array) -> StormNpState:
         n, c = self.num_agents, self.num_coins
         _, layout_key = jax.random.split(key)
-        cells = jax.random.permutation(layout_key, jnp.asarray(self._cells))
+        cells = jnp.asarray(self._cells)[permutation(layout_key, len(self._cells))]
         red, blue = cells[n : n + c], cells[n + c : n + 2 * c]
         directions = jax.random.randint(layout_key, (n,), 0, 3, dtype=jnp.int8)
         pos = jnp.concatenate([cells[:n], directions.astype(jnp.int32)[:, None]], axis=-1)
@@ -268,12 +269,12 @@ class InTheMatrix(MultiAgentEnv):
         player are sent back. Groups are visited in a loop over the players; each visit
         draws from its own split of the key.
         """
-        n = self.num_agents
         collide = jnp.all(new[:, None, :2] == new[None, :, :2], axis=-1)
         colliding = jnp.minimum(collide.sum(-1) - 1, 1)
         pending = jnp.maximum(colliding - (~moved).astype(jnp.int32), 0)
-        locs = new
-        for index in range(n):
+
+        def visit(index, carry):
+            key, pending, collide, locs = carry
             group_key, key_next = jax.random.split(key)
             first = jnp.argmax(pending)
             group = collide[first]
@@ -286,13 +287,19 @@ class InTheMatrix(MultiAgentEnv):
             back_random = group.at[winner].set(False)
             back_stayed = jnp.where(jnp.any(stayed), group.at[stayed_index].set(False), back_random)
             back = jnp.where(all_moved, back_random, back_stayed)
-            settled = jnp.where(back[:, None], pos, locs)
+            settled = (
+                key_next,
+                jnp.clip(pending - group, 0, 1),
+                collide.at[first].set(False),
+                jnp.where(back[:, None], pos, locs),
+            )
+            # A loop over the players, as JaxMARL's scan; a visit only acts while its
+            # player is still unsettled (select, not cond: under vmap they are the same).
             active = pending[index] > 0
-            locs = jnp.where(active, settled, locs)
-            pending = jnp.where(active, jnp.clip(pending - group, 0, 1), pending)
-            collide = jnp.where(active, collide.at[first].set(False), collide)
-            key = jnp.where(active, key_next, key)
-        return locs
+            return jax.tree.map(lambda a, b: jnp.where(active, a, b), settled, carry)
+
+        carry = (key, pending, collide, new)
+        return jax.lax.fori_loop(0, self.num_agents, visit, carry)[3]
 
     def _interact(self, key, state: StormNpState, action):
         """Zaps: marks, interactions, rewards and the new freeze matrix (JaxMARL's rules)."""
@@ -369,21 +376,26 @@ class InTheMatrix(MultiAgentEnv):
         n = self.num_agents
         same = (hit[:, None] == hit[None, :]) & self._is_player(hit)[:, None]
         pending = jnp.clip(same.sum(-1), 0, 1)
-        for index in range(n):
+
+        def visit(index, carry):
+            key, pending, same, hit = carry
             draw_key, key_next = jax.random.split(key)
             first = jnp.argmax(pending > 0)
             group = same[first]
             members = jnp.nonzero(group, size=n, fill_value=-1)[0]
             draw = jax.random.randint(draw_key, (1,), 0, jnp.sum(members > -1))
             losers = group.at[members[draw]].set(False)
-            settled = jnp.where(losers, EMPTY, hit)
             cleared = jnp.where(group, 0, pending).at[first].set(0)
+            settled = (
+                key_next,
+                cleared,
+                same & (cleared > 0)[:, None],
+                jnp.where(losers, EMPTY, hit),
+            )
             active = pending[index] > 0
-            hit = jnp.where(active, settled, hit)
-            pending = jnp.where(active, cleared, pending)
-            same = jnp.where(active, same & (pending > 0)[:, None], same)
-            key = jnp.where(active, key_next, key)
-        return hit
+            return jax.tree.map(lambda a, b: jnp.where(active, a, b), settled, carry)
+
+        return jax.lax.fori_loop(0, n, visit, (key, pending, same, hit))[3]
 
     def _rewards(self, inventory, target):
         """JaxMARL's reward assignment for zapper ``k`` hitting cell code ``target[k]``.
@@ -419,7 +431,7 @@ class InTheMatrix(MultiAgentEnv):
         taken = taken.at[state.pos[:, 0] * g + state.pos[:, 1]].set(~respawn)
         taken = taken.at[state.red_coins[:, 0] * g + state.red_coins[:, 1]].set(~red_gone)
         taken = taken.at[state.blue_coins[:, 0] * g + state.blue_coins[:, 1]].set(~blue_gone)
-        shuffled = jax.random.permutation(order_key, jnp.asarray(self._cells))
+        shuffled = jnp.asarray(self._cells)[permutation(order_key, len(self._cells))]
 
         def place(carry, k):
             players, reds, blues, taken, pi, ri, bi = carry
@@ -450,7 +462,7 @@ class InTheMatrix(MultiAgentEnv):
             zero,
             zero,
         )
-        (players, reds, blues, *_), _ = jax.lax.scan(place, start, jnp.arange(g * g), unroll=8)
+        (players, reds, blues, *_), _ = jax.lax.scan(place, start, jnp.arange(g * g))
 
         grid = state.grid.at[state.pos[:, 0], state.pos[:, 1]].set(EMPTY)
         grid = grid.at[players[:, 0], players[:, 1]].set(self._codes)
