@@ -99,12 +99,33 @@ def view_corner(pos: jax.Array, view_size: int) -> tuple[jax.Array, jax.Array]:
     return x0, y0
 
 
+def _turned_window_index(view_size: int) -> np.ndarray:
+    """``[4, V, V, 2]`` int32: for each direction, the window cell each view cell shows.
+
+    The view of an agent facing ``d`` is its window turned by ``rot90(k=d)``; reading the
+    turned cells straight from the padded grid replaces four rotations and a select.
+    """
+    flat = np.arange(view_size * view_size).reshape(view_size, view_size)
+    turned = np.stack([np.rot90(flat, k=k) for k in range(4)])
+    return np.stack([turned // view_size, turned % view_size], axis=-1).astype(np.int32)
+
+
 def egocentric_view(padded: jax.Array, pos: jax.Array, view_size: int) -> jax.Array:
-    """``[V, V]`` cells ahead of an agent, turned so that the agent always looks the same way."""
+    """``[V, V]`` cells ahead of an agent, turned so that the agent always looks the same way.
+
+    Equal to ``rot90(padded[x0:x0 + V, y0:y0 + V], k=direction)`` with ``(x0, y0) =
+    view_corner(...)`` (JaxMARL's slice and turn), read as one gather.
+    """
     x0, y0 = view_corner(pos, view_size)
-    window = jax.lax.dynamic_slice(padded, (x0, y0), (view_size, view_size))
-    turns = jnp.stack([jnp.rot90(window, k=k, axes=(0, 1)) for k in range(4)])
-    return turns[pos[2]]
+    cells = jnp.asarray(_turned_window_index(view_size))[pos[2]]
+    return padded[x0 + cells[..., 0], y0 + cells[..., 1]]
+
+
+def swap_codes(codes: jax.Array, a: int, b: int) -> jax.Array:
+    """``codes`` with the values ``a`` and ``b`` exchanged (a channel swap before one-hot)."""
+    if a == b:
+        return codes
+    return jnp.where(codes == a, b, jnp.where(codes == b, a, codes))
 
 
 def flat_observations(obs: dict, agents: list[str]) -> jax.Array:

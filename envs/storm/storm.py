@@ -25,6 +25,7 @@ from .common import (
     pair_reward,
     permutation,
     sorted_subset,
+    swap_codes,
     zap_targets,
 )
 from .layout import (
@@ -429,13 +430,14 @@ class InTheGrid(MultiAgentEnv):
         obs = {}
         for me, agent in enumerate(self.agents):
             view = egocentric_view(padded, state.pos[me], VIEW_SIZE)
-            swap = np.arange(max(NUM_ITEM_CHANNELS, n))
-            swap[[0, me]] = swap[[me, 0]]
-            channels = jax.nn.one_hot(view - 1, NUM_ITEM_CHANNELS, dtype=jnp.float32)
-            channels = channels[..., swap[:NUM_ITEM_CHANNELS]]
+            # The observer sees itself in channel 0 (its code and player 1's swapped).
+            own_first = swap_codes(view, 1, me + 1)
+            channels = jax.nn.one_hot(own_first - 1, NUM_ITEM_CHANNELS, dtype=jnp.float32)
+            columns = list(range(n))
+            columns[0], columns[me] = columns[me], columns[0]
             obs[agent] = {
                 "observation": jnp.concatenate([channels, self._angles(view, me, directions)], -1),
-                "inventory": table[:, swap[:n]],
+                "inventory": jnp.stack([table[:, j] for j in columns], axis=1),
             }
         return obs
 
@@ -449,7 +451,13 @@ class InTheGrid(MultiAgentEnv):
         as int8 -128), as ``(theirs - mine + 1) % 5`` in int8, summed, minus one, one-hot.
         """
         codes = jnp.arange(me + 2, me + self.num_agents + 1)
-        theirs = jnp.take(directions, codes, mode="fill", fill_value=np.iinfo(np.int8).min)
+        missing = jnp.int8(np.iinfo(np.int8).min)
+        theirs = jnp.stack(
+            [
+                directions[c] if c < self.num_agents else missing
+                for c in range(me + 2, me + self.num_agents + 1)
+            ]
+        )
         mine = directions[me]
         value = ((theirs - mine) + jnp.int8(1)) % jnp.int8(5)
         hits = view[None] == codes[:, None, None]

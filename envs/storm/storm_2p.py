@@ -25,6 +25,7 @@ from .common import (
     move,
     pair_reward,
     permutation,
+    swap_codes,
     zap_targets,
 )
 from .layout import (
@@ -308,9 +309,9 @@ class InTheGrid2p(MultiAgentEnv):
         for me, agent in enumerate(self.agents):
             other = 1 - me
             view = egocentric_view(padded, state.pos[me], VIEW_SIZE)
-            channels = jax.nn.one_hot(view - 1, NUM_ITEM_CHANNELS, dtype=jnp.float32)
-            if me == 1:  # each player sees itself in channel 0
-                channels = channels[..., jnp.array([1, 0, 2, 3, 4, 5])]
+            # Each player sees itself in channel 0 (blue's and red's codes swapped for blue).
+            own_first = swap_codes(view, RED_AGENT, BLUE_AGENT) if me == 1 else view
+            channels = jax.nn.one_hot(own_first - 1, NUM_ITEM_CHANNELS, dtype=jnp.float32)
             relative = (state.pos[other, 2] - state.pos[me, 2]) % 4
             other_code = (RED_AGENT, BLUE_AGENT)[other]
             heading = jnp.where(view == other_code, relative, -1)
