@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import jaxmarl
+from jaxmarl import spaces
 from jaxmarl.env import random_actions
 
 ENV_IDS = list(jaxmarl.registered_envs)
@@ -120,16 +121,26 @@ def test_api_surface(env_id):
     assert world.ndim >= 1 and jnp.issubdtype(world.dtype, jnp.floating)
 
 
+def _space_leaves(space, obs):
+    """``(space, observation)`` pairs of the array leaves; a ``Dict`` space is walked by key."""
+    if isinstance(space, spaces.Dict):
+        assert set(obs) == set(space.spaces), (set(obs), space)
+        for name, sub_space in space.spaces.items():
+            yield from _space_leaves(sub_space, obs[name])
+    else:
+        yield space, obs
+
+
 def test_observations_in_spaces_and_finite(env_id):
     env = make_env(env_id)
     _, (first_obs, first_state, trajectory) = batched_rollouts(env_id)
     for agent in env.agents:
-        space = env.observation_space(agent)
-        obs = trajectory["obs"][agent]  # [B, T, *shape]
-        assert obs.shape[2:] == tuple(space.shape), (agent, obs.shape, space)
-        assert obs.dtype == space.dtype, (agent, obs.dtype, space.dtype)
-        inside = jax.vmap(jax.vmap(space.contains))(obs)
-        assert bool(inside.all()), f"{agent}: observation outside {space!r}"
+        # [B, T, *shape] per leaf
+        for space, obs in _space_leaves(env.observation_space(agent), trajectory["obs"][agent]):
+            assert obs.shape[2:] == tuple(space.shape), (agent, obs.shape, space)
+            assert obs.dtype == space.dtype, (agent, obs.dtype, space.dtype)
+            inside = jax.vmap(jax.vmap(space.contains))(obs)
+            assert bool(inside.all()), f"{agent}: observation outside {space!r}"
         action_space = env.action_space(agent)
         assert bool(jax.vmap(jax.vmap(action_space.contains))(trajectory["actions"][agent]).all())
     chex.assert_tree_all_finite(trajectory["rewards"])

@@ -1,0 +1,223 @@
+"""Geometry, views, payoffs and argument checks shared by the three STORM environments.
+
+Coordinates follow JaxMARL 0.2.0: a position is ``(x, y, direction)`` with ``x`` the first
+grid index; direction ``d`` in 0..3 steps by ``STEP[d]``. Turning left adds one to the
+direction, turning right subtracts one (modulo 4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# (dx, dy) of one step forward for directions 0..3.
+STEP = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int32)
+
+DEFAULT_PAYOFF = (((3, 0), (5, 1)), ((3, 5), (0, 1)))
+
+
+def move(pos: jax.Array, action: jax.Array, grid_size: int, codes: tuple[int, int, int]):
+    """Turn or step every agent; ``codes`` are the (left, right, forward) action numbers.
+
+    Args:
+        pos: ``[N, 3]`` int32 positions ``(x, y, direction)``.
+        action: ``[N]`` int32 actions.
+        grid_size: side of the square board; steps off the board are clipped back onto it.
+        codes: action numbers of turn left, turn right and step forward.
+
+    Returns:
+        ``(new_pos [N, 3] int32, moved [N] bool)``; ``moved`` is whether the cell changed (a
+        step into the wall is no move, as in JaxMARL).
+    """
+    left, right, forward = codes
+    direction = pos[:, 2]
+    turn = jnp.where(action == left, 1, jnp.where(action == right, -1, 0))
+    new_dir = (direction + turn) % 4
+    step = jnp.asarray(STEP)[direction]
+    xy = jnp.where((action == forward)[:, None], pos[:, :2] + step, pos[:, :2])
+    xy = jnp.clip(xy, 0, grid_size - 1)
+    moved = jnp.any(xy != pos[:, :2], axis=-1)
+    return jnp.concatenate([xy, new_dir[:, None]], axis=-1), moved
+
+
+def zap_targets(pos: jax.Array, grid_size: int) -> jax.Array:
+    """``[N, 4, 2]`` int32 cells a zap reaches: one ahead, two ahead, ahead-right, ahead-left.
+
+    One and two ahead are clipped onto the board; a diagonal cell off the board falls back to
+    the cell one ahead (JaxMARL's rule, whose off-board test also looks at the direction
+    component, so it fires for every direction ``>= grid_size``).
+    """
+    direction = pos[:, 2]
+    xy = pos[:, :2]
+    steps = jnp.asarray(STEP)
+    ahead = steps[direction]
+    one = jnp.clip(xy + ahead, 0, grid_size - 1)
+    two = jnp.clip(xy + 2 * ahead, 0, grid_size - 1)
+
+    def diagonal(side: jax.Array) -> jax.Array:
+        cell = xy + ahead + steps[side]
+        off = jnp.any((cell < 0) | (cell > grid_size - 1), axis=-1) | (direction > grid_size - 1)
+        return jnp.where(off[:, None], one, cell)
+
+    right = diagonal((direction + 1) % 4)
+    left = diagonal((direction - 1) % 4)
+    return jnp.stack([one, two, right, left], axis=1)
+
+
+def mark_zapped(
+    grid: jax.Array, targets: jax.Array, zaps: jax.Array, empty: int, mark: int
+) -> jax.Array:
+    """``grid`` with every empty cell in the beam of a zapping agent set to ``mark``.
+
+    Args:
+        grid: ``[G, G]`` int32 cell contents.
+        targets: ``[N, 4, 2]`` int32 beam cells per agent (``zap_targets``).
+        zaps: ``[N]`` bool, which agents zap.
+    """
+    hits = jnp.zeros(grid.shape, jnp.int32)
+    weight = jnp.broadcast_to(zaps[:, None], targets.shape[:2]).astype(jnp.int32)
+    hits = hits.at[targets[..., 0], targets[..., 1]].add(weight)
+    return jnp.where((hits > 0) & (grid == empty), mark, grid)
+
+
+def view_corner(pos: jax.Array, view_size: int) -> tuple[jax.Array, jax.Array]:
+    """Top-left corner, in the padded grid, of the ``view_size`` square an agent sees.
+
+    The view lies ahead of the agent: it stands in the middle of the view's near edge.
+    The grid is padded by ``view_size - 1`` cells on every side.
+    """
+    x, y, direction = pos[0], pos[1], pos[2]
+    pad = view_size - 1
+    half = view_size // 2
+    x0 = x + pad - jnp.where((direction == 0) | (direction == 2), half, 0)
+    x0 = x0 - jnp.where(direction == 3, view_size - 1, 0)
+    y0 = y + pad - jnp.where((direction == 1) | (direction == 3), half, 0)
+    y0 = y0 - jnp.where(direction == 2, view_size - 1, 0)
+    return x0, y0
+
+
+def _turned_window_index(view_size: int) -> np.ndarray:
+    """``[4, V, V, 2]`` int32: for each direction, the window cell each view cell shows.
+
+    The view of an agent facing ``d`` is its window turned by ``rot90(k=d)``; reading the
+    turned cells straight from the padded grid replaces four rotations and a select.
+    """
+    flat = np.arange(view_size * view_size).reshape(view_size, view_size)
+    turned = np.stack([np.rot90(flat, k=k) for k in range(4)])
+    return np.stack([turned // view_size, turned % view_size], axis=-1).astype(np.int32)
+
+
+def egocentric_view(padded: jax.Array, pos: jax.Array, view_size: int) -> jax.Array:
+    """``[V, V]`` cells ahead of an agent, turned so that the agent always looks the same way.
+
+    Equal to ``rot90(padded[x0:x0 + V, y0:y0 + V], k=direction)`` with ``(x0, y0) =
+    view_corner(...)`` (JaxMARL's slice and turn), read as one gather.
+    """
+    x0, y0 = view_corner(pos, view_size)
+    cells = jnp.asarray(_turned_window_index(view_size))[pos[2]]
+    return padded[x0 + cells[..., 0], y0 + cells[..., 1]]
+
+
+def swap_codes(codes: jax.Array, a: int, b: int) -> jax.Array:
+    """``codes`` with the values ``a`` and ``b`` exchanged (a channel swap before one-hot)."""
+    if a == b:
+        return codes
+    return jnp.where(codes == a, b, jnp.where(codes == b, a, codes))
+
+
+def flat_observations(obs: dict, agents: list[str]) -> jax.Array:
+    """``[D]`` float32: every agent's observation leaves (``Dict`` ones too), flattened."""
+    return jnp.concatenate(
+        [jnp.ravel(leaf) for agent in agents for leaf in jax.tree.leaves(obs[agent])]
+    )
+
+
+def _sort_rounds(n: int) -> int:
+    """How many sorts ``jax.random.permutation`` does for ``n`` items (JAX's stop rule)."""
+    return int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+
+
+def _shuffle_ranks(key: jax.Array, n: int) -> jax.Array:
+    """``[n]`` int32: where ``jax.random.permutation(key, n)`` puts each item (one sort round).
+
+    JAX sorts the items by 32 random bits drawn from the second half of ``split(key)``, stably;
+    an item's place is the number of items whose bits are smaller, or equal with a lower
+    index. Counting them is a few hundred comparisons, which is much cheaper under ``vmap`` on
+    a CPU than XLA's sort, and gives the very same permutation.
+    """
+    _, sort_key = jax.random.split(key)
+    bits = jax.random.bits(sort_key, (n,), jnp.uint32)
+    index = jnp.arange(n)
+    earlier = (bits[None, :] < bits[:, None]) | (
+        (bits[None, :] == bits[:, None]) & (index[None, :] < index[:, None])
+    )
+    return jnp.sum(earlier, axis=1, dtype=jnp.int32)
+
+
+def permutation(key: jax.Array, n: int) -> jax.Array:
+    """``[n]`` int32, equal to ``jax.random.permutation(key, n)``, computed without a sort."""
+    if _sort_rounds(n) != 1:
+        return jax.random.permutation(key, n).astype(jnp.int32)
+    ranks = _shuffle_ranks(key, n)
+    return jnp.argmax(ranks[None, :] == jnp.arange(n)[:, None], axis=1).astype(jnp.int32)
+
+
+def first_of_permutation(key: jax.Array, n: int) -> jax.Array:
+    """``[]`` int32, equal to ``jax.random.permutation(key, n)[0]`` (JaxMARL's ``choice``)."""
+    if _sort_rounds(n) != 1:
+        return jax.random.permutation(key, n)[0].astype(jnp.int32)
+    _, sort_key = jax.random.split(key)
+    return jnp.argmin(jax.random.bits(sort_key, (n,), jnp.uint32)).astype(jnp.int32)
+
+
+def sorted_subset(key: jax.Array, n: int, size: int, count: int) -> jax.Array:
+    """``[count]`` int32: the first ``count`` of ``sorted(jax.random.permutation(key, n)[:size])``.
+
+    A uniform ``size``-subset of ``range(n)`` in increasing order, cut to ``count`` items.
+    """
+    if _sort_rounds(n) != 1:
+        return jnp.sort(jax.random.permutation(key, n)[:size])[:count].astype(jnp.int32)
+    chosen = _shuffle_ranks(key, n) < size
+    place = jnp.cumsum(chosen) - 1
+    hits = chosen[None, :] & (place[None, :] == jnp.arange(count)[:, None])
+    return jnp.argmax(hits, axis=1).astype(jnp.int32)
+
+
+def pair_reward(inv_a: jax.Array, inv_b: jax.Array, payoff: jax.Array) -> jax.Array:
+    """``[2]`` float32 rewards of an interaction: ``share_a @ payoff[k] @ share_b`` for k=0, 1.
+
+    ``share`` is an inventory divided by its total (JaxMARL's mixed strategy); an empty
+    inventory counts as all zeros (interactions need a coin on both sides, so this only
+    keeps masked-out values finite).
+    """
+    share_a = inv_a / jnp.maximum(inv_a.sum(), 1).astype(inv_a.dtype)
+    share_b = inv_b / jnp.maximum(inv_b.sum(), 1).astype(inv_b.dtype)
+    return jnp.stack([share_a @ payoff[0] @ share_b, share_a @ payoff[1] @ share_b])
+
+
+def check_payoff(env: str, payoff_matrix: Any) -> np.ndarray:
+    """``payoff_matrix`` as a float32 ``[2, 2, 2]`` array, or a ``ValueError`` saying why not."""
+    try:
+        payoff = np.asarray(payoff_matrix, dtype=np.float32)
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"{env}: payoff_matrix must be numbers shaped [2, 2, 2] (one 2x2 matrix per "
+            f"player, rows and columns indexed by coin type), got {payoff_matrix!r}"
+        ) from error
+    if payoff.shape != (2, 2, 2) or not np.isfinite(payoff).all():
+        raise ValueError(
+            f"{env}: payoff_matrix must be finite numbers shaped [2, 2, 2] (one 2x2 matrix "
+            f"per player, rows and columns indexed by coin type), e.g. "
+            f"{[[list(r) for r in m] for m in DEFAULT_PAYOFF]}; got shape {payoff.shape}"
+        )
+    return payoff
+
+
+def check_positive_int(env: str, name: str, value: Any, minimum: int = 1) -> int:
+    """``value`` as an ``int`` ``>= minimum``, or a ``ValueError`` naming the argument."""
+    if isinstance(value, bool) or int(value) != value or value < minimum:
+        raise ValueError(f"{env}: {name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
