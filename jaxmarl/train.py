@@ -60,6 +60,7 @@ from jaxmarl.config import (
     save_config,
 )
 from jaxmarl.training.host.logging import check_loggers, rows_with_episodes
+from jaxmarl.training.host.results import final_results, marl_eval_json, write_json, write_table
 from jaxmarl.training.host.rundir import (
     RunDirBusyError,
     RunDirLock,
@@ -68,6 +69,7 @@ from jaxmarl.training.host.rundir import (
     holds_run,
     move_aside,
 )
+from jaxmarl.training.sweep import check_sweepable
 
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
@@ -88,7 +90,18 @@ class Command:
     overwrite: bool = False
 
 
-OPTIONS = "--resume RUN_DIR, --step N, --overwrite, --no-progress"
+OPTIONS = "--resume RUN_DIR, --step N, --overwrite, --no-progress, -m/--multirun"
+
+
+def _check_single_value(key: str, value: str) -> None:
+    """hydra's rule: ``key=a,b`` is a sweep, which needs ``-m``; a list is ``key=[a,b]``."""
+    from jaxmarl.multirun import split_values
+
+    if len(split_values(value)) > 1:
+        raise UsageError(
+            f"{key}={value} lists several values: add -m (--multirun) to sweep over them, write "
+            f"{key}=[{value}] for a list, or quote it ({key}='{value}') for a string"
+        )
 
 
 def parse(argv: Sequence[str]) -> Command:
@@ -116,12 +129,17 @@ def parse(argv: Sequence[str]) -> Command:
             overwrite = True
         elif arg.startswith("-"):
             raise UsageError(f"unknown option {arg!r}; options: {OPTIONS}")
+        elif arg.startswith("~"):
+            overrides.append(arg)  # remove / reset to the default (jaxmarl.config)
         elif "=" not in arg:
             raise UsageError(f"arguments are key=value, got {arg!r} (e.g. run.seed=1)")
         else:
             key, value = arg.split("=", 1)
+            _check_single_value(key, value)
             if key in ("alg", "env", "preset"):
                 special[key] = value
+            elif key.startswith("sweep."):
+                overrides.append(f"run.{arg}")
             else:
                 overrides.append(arg)
 
@@ -256,6 +274,19 @@ def _preset(alg: str, preset: str | None, env_id: str) -> Path | None:
     return preset_path(alg, env_id) if env_id in available_presets(alg) else None
 
 
+# What a command line that cannot run raises while it is parsed (exit status 2). OSError:
+# unreadable paths; RunDirBusyError: another process writes the run directory.
+CLI_ERRORS = (
+    UsageError,
+    ConfigError,
+    ValueError,
+    TypeError,
+    OSError,
+    ImportError,
+    RunDirBusyError,
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ("-h", "--help"):
@@ -265,18 +296,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("algorithms:", ", ".join(sorted(algorithms())))
         print("presets:", ", ".join(available_presets()) or "(none)")
         return 0
+    if "-m" in argv or "--multirun" in argv:
+        from jaxmarl.multirun import multirun
+
+        return multirun([arg for arg in argv if arg not in ("-m", "--multirun")])
     try:
         command = parse(argv)
-    except (
-        UsageError,
-        ConfigError,
-        ValueError,
-        TypeError,
-        OSError,
-        ImportError,
-        RunDirBusyError,
-    ) as error:
-        # OSError: unreadable paths; RunDirBusyError: another process writes the run directory
+    except CLI_ERRORS as error:
         return _fail(error)
     return execute(command)
 
@@ -306,6 +332,7 @@ def execute(command: Command) -> int:
     # discrete actions) fails without leaving a half-made run directory behind.
     try:
         learner = algorithm.make(config)
+        check_sweepable(config.run.sweep, learner.sweepable, f"alg={command.alg}")
     except (ValueError, TypeError) as error:  # TypeError: e.g. an unknown env argument
         return _fail(error)
     try:
@@ -399,12 +426,41 @@ def _summarise(command, result, learner) -> None:
         lines.append(
             f"| greedy evaluation return | {result.evaluations[-1]['eval_episode_return']:.2f} |"
         )
-    for name in ("learning_curve.png", "episode.gif", "metrics.csv"):
+    labels = result.point_labels
+    write_json(marl_eval_of(command, result.run_dir), result.run_dir / "marl_eval.json")
+    if labels:
+        write_table(final_results(result.run_dir, labels), result.run_dir / "sweep")
+    for name in ("learning_curve.png", "episode.gif", "metrics.csv", "sweep.md", "marl_eval.json"):
         if (result.run_dir / name).exists():
             lines.append(f"| {name} | {result.run_dir / name} |")
     table = "\n".join(lines) + "\n"
+    if labels:
+        table += "\n" + (result.run_dir / "sweep.md").read_text()
     (result.run_dir / "summary.md").write_text(table)
     print(table)
+
+
+def marl_eval_of(command: Command, run_dir: Path, algorithm: str | None = None) -> dict:
+    """``run_dir``'s evaluations in marl-eval's format: env = the env family, task = the env
+    id (with its ``map_name``/``scenario`` if set), algorithm = ``alg`` (or ``algorithm``)."""
+    import jaxmarl
+
+    config = command.config
+    env_id = _env_label(config, sep="+")
+    try:
+        entry = jaxmarl.spec(config.env.env_id).entry_point
+        family = entry.split(".envs.")[1].split(".")[0].split(":")[0]
+    except (AttributeError, IndexError, KeyError):  # a callable or user-registered entry point
+        family = env_id
+    kwargs = config.env.env_kwargs
+    task = next((f"{env_id}:{kwargs[k]}" for k in ("map_name", "scenario") if k in kwargs), env_id)
+    return marl_eval_json(
+        run_dir,
+        env_name=family,
+        task_name=task,
+        algorithm=algorithm or command.alg,
+        point_labels=config.run.sweep.labels(),
+    )
 
 
 if __name__ == "__main__":
