@@ -11,7 +11,17 @@ Arguments are ``key=value`` overrides of the learner's config (nested keys with 
   seed 0 to ``RUN_DIR/decision_layers`` at the end);
 * ``env=ID`` is short for ``env.env_id=ID``;
 * ``preset=NAME_OR_PATH`` picks a YAML preset; by default ``configs/<alg>/<env>.yaml`` if it
-  exists, else the dataclass defaults.
+  exists, else the dataclass defaults;
+* ``sweep.lr=[1e-3,3e-4]`` is short for ``run.sweep.lr=...``: those learning rates, each with
+  ``run.num_seeds`` seeds, in one compiled program (``jaxmarl.training.sweep``).
+
+hydra's override grammar, without hydra (``jaxmarl.config``, ``jaxmarl.multirun``):
+``+key=value`` adds an entry to a mapping field (``+env.env_kwargs.max_steps=50``; any other
+key exists already in the typed config, so ``+`` on it is an error), ``++key=value`` adds or
+sets, ``~key`` deletes a mapping entry or resets a field to its dataclass default
+(``~key=value`` only if it holds that value). ``-m`` / ``--multirun`` runs every combination
+of comma lists (``lr=1e-3,3e-4 run.seed=0,1``), one run directory per point plus a summary
+table; without ``-m`` a comma list is an error.
 
 Options:
 

@@ -82,17 +82,21 @@ def sweepable_optimiser(
 
 
 def with_hyperparameters(state: Any, values: dict[str, Any]) -> Any:
-    """``state`` (with an ``opt_state`` made by ``sweepable_optimiser``) holding ``values``.
+    """``state`` (a train state whose ``opt_state`` ``sweepable_optimiser`` made) holding
+    ``values`` (``set_hyperparameters``)."""
+    if not values:
+        return state
+    return state.replace(opt_state=set_hyperparameters(state.opt_state, values))
+
+
+def set_hyperparameters(opt_state: Any, values: dict[str, Any]) -> Any:
+    """An ``optax.inject_hyperparams`` state holding ``values`` instead of its own.
 
     Raises:
-        ValueError: the optimiser state does not hold one of ``values`` (a learner that cannot
-            sweep it).
+        ValueError: the state does not hold one of ``values`` (a learner that cannot sweep it).
     """
     import jax.numpy as jnp
 
-    if not values:
-        return state
-    opt_state = state.opt_state
     held = getattr(opt_state, "hyperparams", {})
     missing = [name for name in values if name not in held]
     if missing:
@@ -102,7 +106,7 @@ def with_hyperparameters(state: Any, values: dict[str, Any]) -> Any:
     hyperparams = dict(held)
     for name, value in values.items():
         hyperparams[name] = jnp.asarray(value, dtype=held[name].dtype)
-    return state.replace(opt_state=opt_state._replace(hyperparams=hyperparams))
+    return opt_state._replace(hyperparams=hyperparams)
 
 
 def check_sweepable(sweep: SweepConfig, sweepable: tuple[str, ...], alg: str = "this learner"):

@@ -572,9 +572,10 @@ LOGGER_NAMES = ("jsonl", "csv", "tensorboard", "wandb")
 _MODULES = {"tensorboard": "tensorboardX", "wandb": "wandb"}
 _MISSING = {
     "tensorboard": "the tensorboard logger needs tensorboardX, which is not installed: "
-    "pip install tensorboardX (or log with 'jsonl'/'csv' only)",
-    "wandb": "the wandb logger needs wandb, which is not installed: pip install wandb "
-    "(or log with 'jsonl'/'csv' only)",
+    "pip install 'jaxmarl[tensorboard]' (or pip install tensorboardX), or log with "
+    "'jsonl'/'csv' only",
+    "wandb": "the wandb logger needs wandb, which is not installed: pip install "
+    "'jaxmarl[wandb]' (or pip install wandb), or log with 'jsonl'/'csv' only",
 }
 
 
