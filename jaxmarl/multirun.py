@@ -3,8 +3,9 @@
 ``python -m jaxmarl.train -m alg=ippo lr=1e-3,3e-4 run.seed=0,1`` trains every combination
 of the comma-separated values (a cartesian product, the last key varying fastest, as hydra's
 basic sweeper does), one after the other, each in its own run directory. Every point's config
-is built and validated (and every run directory checked) before the first one compiles, so a
-bad value anywhere fails at once with exit status 2 and one line, as a single run does.
+is built and validated (its learner built too, and every run directory checked) before the
+first one compiles, so a bad value anywhere fails at once with exit status 2 and one line, as a
+single run does.
 
 Layout::
 
@@ -105,6 +106,8 @@ def multirun(argv: Sequence[str]) -> int:
     """``python -m jaxmarl.train -m ...`` (``argv`` without the ``-m``): 0 when every point
     trained, 1 when one failed (the others still run), 2 for a command line that cannot run."""
     from jaxmarl import train
+    from jaxmarl.cpu_rng import use_fast_cpu_rng
+    from jaxmarl.training.host.devices import use_devices
 
     options = [a for a in argv if a in ("--no-progress", "--overwrite")]
     args = [a for a in argv if a not in options]
@@ -139,6 +142,11 @@ def multirun(argv: Sequence[str]) -> int:
             )
             for point in points
         ]
+        # Before JAX's backend starts (the learners below build envs): as execute does.
+        use_devices(max(command.config.run.devices for command in commands))
+        use_fast_cpu_rng()
+        for command in commands:  # what only the env can tell (e.g. discrete actions)
+            train.check_buildable(command)
     except train.CLI_ERRORS as error:
         return train._fail(error)
     sweep_dir.mkdir(parents=True, exist_ok=True)

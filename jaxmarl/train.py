@@ -327,6 +327,17 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
+def check_buildable(command: Command) -> None:
+    """Builds the learner of ``command`` (envs and networks, nothing compiled) and checks its
+    in-program sweep, so a multirun finds what only the env can tell before any point runs.
+
+    Raises:
+        ValueError, TypeError: as ``execute`` reports them.
+    """
+    learner = _algorithm(command.alg).make(command.config)
+    check_sweepable(command.config.run.sweep, learner.sweepable, f"alg={command.alg}")
+
+
 def execute(command: Command) -> int:
     from jaxmarl.cpu_rng import use_fast_cpu_rng
     from jaxmarl.training.host.devices import use_devices
@@ -386,9 +397,11 @@ def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDi
             f"starting it from the beginning"
         )
     settings = config.run
+    labels = settings.sweep.labels()
+    points = f" x {len(labels)} points ({'; '.join(labels)})" if labels else ""
     print(
         f"{command.alg} on {_env_label(config, detailed=True)}: "
-        f"{settings.total_timesteps:,} env steps x {settings.num_seeds} seed(s), "
+        f"{settings.total_timesteps:,} env steps x {settings.num_seeds} seed(s){points}, "
         f"{learner.num_updates} updates -> {run_dir}"
     )
     try:
@@ -418,24 +431,27 @@ def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDi
 
 def _summarise(command, result, learner) -> None:
     steps = len({row["update"] for row in result.history}) * learner.env_steps_per_update
-    rate = steps * command.config.run.num_seeds / max(result.train_s, 1e-9)
+    members = command.config.run.num_seeds * max(len(result.point_labels), 1)
+    rate = steps * members / max(result.train_s, 1e-9)
     lines = [
         f"| run | {result.run_dir} |",
         "|---|---|",
         f"| algorithm | {command.alg} |",
         f"| env | {_env_label(command.config)} |",
         f"| compile (s) | {result.compile_s:.1f} |",
-        f"| training env steps/s (all seeds) | {rate:,.0f} |",
+        f"| training env steps/s (all seeds and points) | {rate:,.0f} |",
     ]
+    over = " (all points; per point below)" if result.point_labels else ""
     finished = rows_with_episodes(result.history)
     if finished:
         last = finished[-1]["update"]
         final = [r["episode_return"] for r in finished if r["update"] == last]
-        lines.append(f"| final episode return (train, per agent) | {sum(final) / len(final):.2f} |")
-    if result.evaluations:
         lines.append(
-            f"| greedy evaluation return | {result.evaluations[-1]['eval_episode_return']:.2f} |"
+            f"| final episode return (train, per agent){over} | {sum(final) / len(final):.2f} |"
         )
+    if result.evaluations:
+        value = result.evaluations[-1]["eval_episode_return"]
+        lines.append(f"| greedy evaluation return{over} | {value:.2f} |")
     labels = result.point_labels
     write_json(marl_eval_of(command, result.run_dir), result.run_dir / "marl_eval.json")
     if labels:
