@@ -27,10 +27,11 @@ Options:
 
 * ``--resume RUN_DIR`` continues a run from its latest checkpoint that can be read (a damaged
   newer one is renamed aside, with a one-line warning) and cuts its metric logs, TensorBoard's
-  included, back to that point. Overrides must not change the saved config, and ``preset=``
-  cannot apply. A run stopped before its first checkpoint completed (Ctrl-C while compiling
-  or in the first chunks) is restarted from the beginning by the same ``--resume RUN_DIR``. A
-  finished run is left as it is.
+  included, back to that point. Overrides must not change the saved config (``run.wandb.*``
+  excepted: a resumed run continues the same W&B run), and ``preset=`` cannot apply. A run
+  stopped before its first checkpoint completed (Ctrl-C while compiling or in the first
+  chunks) is restarted from the beginning by the same ``--resume RUN_DIR``. A finished run is
+  left as it is.
 * ``--step N`` (with ``--resume``) continues from checkpoint step N (chunks done) instead;
   newer steps are renamed ``N.unused-<time>`` and kept.
 * ``--overwrite`` starts a new run in a directory that already holds one, after moving its
@@ -247,13 +248,16 @@ def _resume_command(run_dir, special, overrides, show_progress) -> Command:
     if overrides or "env" in special:
         extra = [f"env.env_id={special['env']}"] if "env" in special else []
         wanted = load_config(config_cls, run_dir / "config.yaml", extra + overrides)
-        changed = diff_configs(saved, wanted)
+        # W&B settings only say where logs go (e.g. mode=offline now, online later).
+        changed = diff_configs(saved, wanted, ignore=("run.wandb",))
         if changed:
             raise UsageError(
                 "resuming with a different config is not supported; these differ from "
                 f"{run_dir / 'config.yaml'}: {'; '.join(changed)}. Drop the overrides, or "
                 "start a new run"
             )
+        check_loggers(wanted.run.loggers)
+        saved = wanted
     return Command(alg, saved, run_dir, resume=True, show_progress=show_progress)
 
 

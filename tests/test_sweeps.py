@@ -8,7 +8,7 @@ import pytest
 
 from jaxmarl import multirun, train
 from jaxmarl.baselines.ppo import PPOConfig
-from jaxmarl.config import ConfigError, load_config
+from jaxmarl.config import ConfigError, load_config, save_config
 from jaxmarl.training.config import GRUTrunkConfig, MLPTrunkConfig
 from jaxmarl.training.sweep import SweepConfig, check_sweepable
 
@@ -132,3 +132,14 @@ def test_multirun_writes_one_directory_per_point_and_a_summary(tmp_path, monkeyp
     assert train.main(["-m", *argv, "lr=0.1,0.3"]) == 2
     assert "already holds a run" in capsys.readouterr().err
     assert not (study / "1_lr=0.3").exists()
+
+
+def test_a_resumed_run_may_change_only_its_wandb_settings(tmp_path):
+    command = train.parse([*TINY, f"run.out_dir={tmp_path}", "run.name=r"])
+    save_config(command.config, tmp_path / "r" / "config.yaml")
+    (tmp_path / "r" / "run.json").write_text(json.dumps({"alg": "ippo"}))
+    resumed = train.parse(["--resume", str(tmp_path / "r"), "run.wandb.mode=offline"])
+    assert resumed.resume and resumed.config.run.wandb.mode == "offline"
+    assert resumed.config.run.total_timesteps == command.config.run.total_timesteps
+    with pytest.raises(train.UsageError, match="lr: 0.00025 -> 0.5"):
+        train.parse(["--resume", str(tmp_path / "r"), "lr=0.5", "run.wandb.mode=offline"])
