@@ -1,6 +1,8 @@
 """In-program sweeps (``run.sweep.lr``): every point of the vmapped program equals a run of
 its own with that learning rate, to float tolerance."""
 
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,7 +12,8 @@ from jaxmarl.algorithms import algorithm
 from jaxmarl.baselines.ppo import PPOConfig
 from jaxmarl.baselines.ppo.learner import ppo_optimiser
 from jaxmarl.baselines.q_learning import make_optimiser
-from jaxmarl.config import load_config
+from jaxmarl.config import load_config, save_config
+from jaxmarl.evaluate import load_run
 from jaxmarl.training.host.loop import run
 from jaxmarl.training.sweep import SweepConfig, set_hyperparameters
 
@@ -67,6 +70,8 @@ def _train(alg, tiny, overrides, tmp_path, name):
     config = load_config(
         spec.config_class, None, [*spec.fixed, f"env.env_id={env}", *args, *QUICK, *overrides]
     )
+    save_config(config, tmp_path / name / "config.yaml")  # what train writes beside it
+    (tmp_path / name / "run.json").write_text(json.dumps({"alg": alg}))
     return run(spec.make(config), config.run, tmp_path / name, show_progress=False)
 
 
@@ -94,9 +99,13 @@ def test_ppo_sweep_points_equal_separate_runs(tmp_path):
     # The points really differ (the learning rate reached the optimiser).
     kernels = swept.state.params["encoder"]["Dense_0"]["kernel"]
     assert not np.allclose(kernels[0], kernels[2])
+    # python -m jaxmarl.evaluate reads a swept run's checkpoint: one member per point x seed.
+    trained = load_run(tmp_path / "swept")
+    assert trained.num_seeds == 4
+    jax.tree.map(np.testing.assert_array_equal, trained.params, swept.state.params)
 
 
-@pytest.mark.nightly
+@pytest.mark.slow
 def test_q_learning_sweep_points_equal_separate_runs(tmp_path):
     tiny = [a.replace("alg=qmix", "alg=iql") for a in Q_TINY if not a.startswith("mixer.")]
     swept = _train("iql", tiny, ["run.sweep.lr=[0.01,0.001]"], tmp_path, "swept")
