@@ -262,7 +262,7 @@ def run(
         logger.close()
         eval_log.close()
     if history:
-        _plot(run_dir, history, loggers)
+        _plot(run_dir, history, loggers, labels)
     if gif and last_chunk == num_chunks and can_render(learner.env.unwrapped):
         seed0 = jax.tree.map(lambda x: x[0], state.params)
         write_greedy_gif(learner, seed0, keys[0], run_dir / "episode.gif")
@@ -353,15 +353,27 @@ def _mean_row(rows: list[dict]) -> dict:
     return {k: float(np.mean([row[k] for row in rows])) for k in keys}
 
 
-def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
+def _plot(
+    run_dir: Path, history: list[dict], loggers: Sequence[str], labels: Sequence[str] = ()
+) -> None:
     try:
-        from jaxmarl.training.host.plotting import plot_learning_curve
+        from jaxmarl.training.host.plotting import plot_curves, plot_learning_curve
     except ImportError:  # matplotlib is an optional extra
         return
     # The whole run's records (a resumed run's history holds only the resumed part).
     records = read_jsonl(run_dir / "metrics.jsonl") if "jsonl" in loggers else history
     records = rows_with_episodes(records)
     if not records:  # no episode has ended yet: there is no return to plot
+        return
+    if labels:  # an in-program sweep: one curve (over its seeds) per point
+        series = _point_curves(records, labels)
+        if series:
+            plot_curves(
+                series,
+                run_dir / "learning_curve.png",
+                xlabel="env_steps",
+                ylabel="mean episode return (per agent)",
+            )
         return
     plot_learning_curve(
         records,
@@ -370,6 +382,23 @@ def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
         path=run_dir / "learning_curve.png",
         ylabel="mean episode return (per agent)",
     )
+
+
+def _point_curves(records: list[dict], labels: Sequence[str]) -> dict[str, tuple]:
+    """``label -> (env_steps [T], returns [num_seeds, T])`` at the steps every seed logged."""
+    series = {}
+    for point, label in enumerate(labels):
+        by_seed: dict[int, dict[float, float]] = {}
+        for row in records:
+            if row.get("point", 0) == point:
+                by_seed.setdefault(row["seed"], {})[row["env_steps"]] = row["episode_return"]
+        if not by_seed:
+            continue
+        steps = sorted(set.intersection(*(set(curve) for curve in by_seed.values())))
+        if steps:
+            returns = np.array([[curve[x] for x in steps] for curve in by_seed.values()])
+            series[label] = (np.array(steps), returns)
+    return series
 
 
 def write_greedy_gif(learner: Learner, params: Any, key: jax.Array, path: Path) -> None:

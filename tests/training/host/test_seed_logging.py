@@ -165,3 +165,14 @@ def test_final_results_and_marl_eval_export_per_point(tmp_path):
     assert runs["seed_1"]["absolute_metrics"] == {"episode_return": [50.0], "win_rate": [0.5]}
     merged = merge_marl_eval(exported, {"mpe": {"MPE_simple_v3": {"mappo": {"seed_0": {}}}}})
     assert sorted(merged["mpe"]["MPE_simple_v3"]) == ["ippo[lr=0.1]", "ippo[lr=0.2]", "mappo"]
+
+
+def test_a_swept_run_plots_one_curve_per_point_over_the_steps_all_its_seeds_logged():
+    from jaxmarl.training.host.loop import _point_curves
+
+    records = _rows(1, [1, 2, 3, 4, 5, 6], points=True) + _rows(2, [7, 8, 9, 1, 1, 1], points=True)
+    records = [r for r in records if not (r["update"] == 2 and r["point"] == 1 and r["seed"] == 0)]
+    curves = _point_curves(records, ("lr=1", "lr=2"))
+    np.testing.assert_array_equal(curves["lr=1"][0], [16, 32])
+    np.testing.assert_array_equal(curves["lr=1"][1], [[1, 7], [2, 8], [3, 9]])
+    np.testing.assert_array_equal(curves["lr=2"][0], [16])  # seed 0 of lr=2 missed step 32
