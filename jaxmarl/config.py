@@ -138,8 +138,82 @@ def _load(
             merged = _merge(merged, data, config_cls, f"{preset_label} {base_path}")
     for item in overrides:
         source = f"override {item!r}"
-        merged = _merge(merged, _parse_override(item), config_cls, source)
+        if isinstance(item, str) and item.startswith("~"):
+            merged = _remove(merged, item, config_cls, source)
+        elif isinstance(item, str) and item.startswith("+"):
+            merged = _add(merged, item, config_cls, source)
+        else:
+            merged = _merge(merged, _parse_override(item), config_cls, source)
     return _instantiate(merged, config_cls)
+
+
+# --------------------------------------------------------------------------- + and ~
+_ADD_HINT = (
+    "the config is a typed dataclass, so + adds entries only inside mapping fields such as "
+    "env.env_kwargs (+env.env_kwargs.NAME=VALUE); every other key exists already: set it "
+    "with KEY=VALUE"
+)
+
+
+def _add(merged: Any, item: str, config_cls: type, source: str) -> Any:
+    """hydra's ``+key=value`` (``key`` must be new) and ``++key=value`` (add or set)."""
+    force = item.startswith("++")
+    body = item[2:] if force else item[1:]
+    key = body.partition("=")[0]
+    if "=" not in body or not key:
+        raise ConfigError(f"{source} must look like +key=value or ++key=value")
+    if not force and _has_key(merged, key):
+        raise ConfigError(
+            f"config key {key!r} in {source} exists already, and + only adds keys; set it with "
+            f"{body} (or ++{body}, which adds or sets)"
+        )
+    try:
+        return _merge(merged, _parse_override(body), config_cls, source)
+    except ConfigError as error:
+        if "unknown config key" not in str(error):
+            raise
+        raise ConfigError(f"{error} Note: {_ADD_HINT}") from None
+
+
+def _remove(merged: Any, item: str, config_cls: type, source: str) -> Any:
+    """hydra's ``~key`` / ``~key=value``: an entry of a mapping field (``env.env_kwargs``) is
+    deleted; a field of the typed config cannot be, so it goes back to the dataclass default
+    (what the preset and earlier overrides set is dropped). With ``=value`` the key must
+    hold that value."""
+    from omegaconf import OmegaConf, open_dict, read_write
+
+    key, has_value, value = item[1:].partition("=")
+    if not key:
+        raise ConfigError(f"{source} must look like ~key or ~key=value")
+    if not _has_key(merged, key):
+        suggestions = difflib.get_close_matches(key, _dotted_keys(config_cls), n=3)
+        hint = f" Did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
+        raise ConfigError(f"cannot remove config key {key!r} in {source}: it is not set.{hint}")
+    current = OmegaConf.select(merged, key)
+    if OmegaConf.is_config(current):
+        current = OmegaConf.to_container(current, resolve=True)
+    if has_value:
+        wanted = OmegaConf.to_container(_parse_override(f"{key}={value}"))
+        for part in key.split("."):
+            wanted = wanted[part]
+        if wanted != current:
+            raise ConfigError(
+                f"cannot remove config key {key!r} in {source}: it holds {current!r}, not "
+                f"{wanted!r} (~KEY=VALUE removes only a matching value; ~KEY removes any)"
+            )
+    merged = copy.deepcopy(merged)
+    parent_key, _, leaf = key.rpartition(".")
+    owner, _ = _resolve(config_cls, key)
+    if owner is None:  # an entry of a mapping (or of a choice's fields): delete it
+        parent = OmegaConf.select(merged, parent_key) if parent_key else merged
+        with read_write(parent), open_dict(parent):
+            del parent[leaf]
+        return merged
+    default = OmegaConf.select(OmegaConf.structured(_schema(config_cls)), key)
+    if OmegaConf.is_config(default):
+        default = OmegaConf.to_container(default)
+    OmegaConf.update(merged, key, default, merge=False)
+    return merged
 
 
 def _preset_chain(path: Path, preset_label: str, config_cls: type) -> list[tuple[Path, Any]]:
@@ -192,8 +266,9 @@ def _parse_override(item: str) -> Any:
     if not isinstance(item, str) or "=" not in item or item.startswith(("+", "~", "=")):
         raise ConfigError(
             f"override {item!r} must look like key=value or section.key=value "
-            f"(e.g. run.seed=3, network.trunk=gru, network.trunk.size=64); hydra's +key/~key are "
-            f"not supported"
+            f"(e.g. run.seed=3, network.trunk=gru, network.trunk.size=64), +key=value "
+            f"(a new entry of a mapping such as env.env_kwargs) or ~key (remove / reset to the "
+            f"default)"
         )
     try:
         return OmegaConf.from_dotlist([item])

@@ -128,7 +128,7 @@ def load_run(run_dir: str | Path, *, step: int | None = None, best: bool = False
             ``run.keep_best``; checkpoint errors (damaged, not matching) pass through.
     """
     from jaxmarl.training.host.checkpoint import Checkpointer
-    from jaxmarl.training.host.loop import seed_keys
+    from jaxmarl.training.host.loop import init_member, member_inputs
 
     run_dir = Path(run_dir)
     info_path, config_path = run_dir / "run.json", run_dir / "config.yaml"
@@ -176,8 +176,8 @@ def load_run(run_dir: str | Path, *, step: int | None = None, best: bool = False
         elif step is not None and step not in steps:
             raise EvaluateError(f"{run_dir} has no checkpoint step {step}; saved steps: {steps}")
         step = steps[-1] if step is None else step
-        keys = seed_keys(settings.seed, settings.num_seeds)
-        target = jax.eval_shape(jax.vmap(learner.init), keys)
+        keys, swept = member_inputs(settings)  # an in-program sweep: points x seeds
+        target = jax.eval_shape(jax.vmap(init_member(learner)), keys, swept)
         state = checkpointer.restore(step, target=target)
     finally:
         checkpointer.close()

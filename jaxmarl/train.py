@@ -11,16 +11,27 @@ Arguments are ``key=value`` overrides of the learner's config (nested keys with 
   seed 0 to ``RUN_DIR/decision_layers`` at the end);
 * ``env=ID`` is short for ``env.env_id=ID``;
 * ``preset=NAME_OR_PATH`` picks a YAML preset; by default ``configs/<alg>/<env>.yaml`` if it
-  exists, else the dataclass defaults.
+  exists, else the dataclass defaults;
+* ``sweep.lr=[1e-3,3e-4]`` is short for ``run.sweep.lr=...``: those learning rates, each with
+  ``run.num_seeds`` seeds, in one compiled program (``jaxmarl.training.sweep``).
+
+hydra's override grammar, without hydra (``jaxmarl.config``, ``jaxmarl.multirun``):
+``+key=value`` adds an entry to a mapping field (``+env.env_kwargs.max_steps=50``; any other
+key exists already in the typed config, so ``+`` on it is an error), ``++key=value`` adds or
+sets, ``~key`` deletes a mapping entry or resets a field to its dataclass default
+(``~key=value`` only if it holds that value). ``-m`` / ``--multirun`` runs every combination
+of comma lists (``lr=1e-3,3e-4 run.seed=0,1``), one run directory per point plus a summary
+table; without ``-m`` a comma list is an error.
 
 Options:
 
 * ``--resume RUN_DIR`` continues a run from its latest checkpoint that can be read (a damaged
   newer one is renamed aside, with a one-line warning) and cuts its metric logs, TensorBoard's
-  included, back to that point. Overrides must not change the saved config, and ``preset=``
-  cannot apply. A run stopped before its first checkpoint completed (Ctrl-C while compiling
-  or in the first chunks) is restarted from the beginning by the same ``--resume RUN_DIR``. A
-  finished run is left as it is.
+  included, back to that point. Overrides must not change the saved config (``run.wandb.*``
+  excepted: a resumed run continues the same W&B run), and ``preset=`` cannot apply. A run
+  stopped before its first checkpoint completed (Ctrl-C while compiling or in the first
+  chunks) is restarted from the beginning by the same ``--resume RUN_DIR``. A finished run is
+  left as it is.
 * ``--step N`` (with ``--resume``) continues from checkpoint step N (chunks done) instead;
   newer steps are renamed ``N.unused-<time>`` and kept.
 * ``--overwrite`` starts a new run in a directory that already holds one, after moving its
@@ -60,6 +71,7 @@ from jaxmarl.config import (
     save_config,
 )
 from jaxmarl.training.host.logging import check_loggers, rows_with_episodes
+from jaxmarl.training.host.results import final_results, marl_eval_json, write_json, write_table
 from jaxmarl.training.host.rundir import (
     RunDirBusyError,
     RunDirLock,
@@ -68,6 +80,7 @@ from jaxmarl.training.host.rundir import (
     holds_run,
     move_aside,
 )
+from jaxmarl.training.sweep import check_sweepable
 
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
@@ -88,7 +101,18 @@ class Command:
     overwrite: bool = False
 
 
-OPTIONS = "--resume RUN_DIR, --step N, --overwrite, --no-progress"
+OPTIONS = "--resume RUN_DIR, --step N, --overwrite, --no-progress, -m/--multirun"
+
+
+def _check_single_value(key: str, value: str) -> None:
+    """hydra's rule: ``key=a,b`` is a sweep, which needs ``-m``; a list is ``key=[a,b]``."""
+    from jaxmarl.multirun import split_values
+
+    if len(split_values(value)) > 1:
+        raise UsageError(
+            f"{key}={value} lists several values: add -m (--multirun) to sweep over them, write "
+            f"{key}=[{value}] for a list, or quote it ({key}='{value}') for a string"
+        )
 
 
 def parse(argv: Sequence[str]) -> Command:
@@ -116,12 +140,17 @@ def parse(argv: Sequence[str]) -> Command:
             overwrite = True
         elif arg.startswith("-"):
             raise UsageError(f"unknown option {arg!r}; options: {OPTIONS}")
+        elif arg.startswith("~"):
+            overrides.append(arg)  # remove / reset to the default (jaxmarl.config)
         elif "=" not in arg:
             raise UsageError(f"arguments are key=value, got {arg!r} (e.g. run.seed=1)")
         else:
             key, value = arg.split("=", 1)
+            _check_single_value(key, value)
             if key in ("alg", "env", "preset"):
                 special[key] = value
+            elif key.startswith("sweep."):
+                overrides.append(f"run.{arg}")
             else:
                 overrides.append(arg)
 
@@ -219,13 +248,16 @@ def _resume_command(run_dir, special, overrides, show_progress) -> Command:
     if overrides or "env" in special:
         extra = [f"env.env_id={special['env']}"] if "env" in special else []
         wanted = load_config(config_cls, run_dir / "config.yaml", extra + overrides)
-        changed = diff_configs(saved, wanted)
+        # W&B settings only say where logs go (e.g. mode=offline now, online later).
+        changed = diff_configs(saved, wanted, ignore=("run.wandb",))
         if changed:
             raise UsageError(
                 "resuming with a different config is not supported; these differ from "
                 f"{run_dir / 'config.yaml'}: {'; '.join(changed)}. Drop the overrides, or "
                 "start a new run"
             )
+        check_loggers(wanted.run.loggers)
+        saved = wanted
     return Command(alg, saved, run_dir, resume=True, show_progress=show_progress)
 
 
@@ -256,6 +288,19 @@ def _preset(alg: str, preset: str | None, env_id: str) -> Path | None:
     return preset_path(alg, env_id) if env_id in available_presets(alg) else None
 
 
+# What a command line that cannot run raises while it is parsed (exit status 2). OSError:
+# unreadable paths; RunDirBusyError: another process writes the run directory.
+CLI_ERRORS = (
+    UsageError,
+    ConfigError,
+    ValueError,
+    TypeError,
+    OSError,
+    ImportError,
+    RunDirBusyError,
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ("-h", "--help"):
@@ -265,18 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("algorithms:", ", ".join(sorted(algorithms())))
         print("presets:", ", ".join(available_presets()) or "(none)")
         return 0
+    if "-m" in argv or "--multirun" in argv:
+        from jaxmarl.multirun import multirun
+
+        return multirun([arg for arg in argv if arg not in ("-m", "--multirun")])
     try:
         command = parse(argv)
-    except (
-        UsageError,
-        ConfigError,
-        ValueError,
-        TypeError,
-        OSError,
-        ImportError,
-        RunDirBusyError,
-    ) as error:
-        # OSError: unreadable paths; RunDirBusyError: another process writes the run directory
+    except CLI_ERRORS as error:
         return _fail(error)
     return execute(command)
 
@@ -289,6 +329,17 @@ def _fail(error: BaseException | str) -> int:
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def check_buildable(command: Command) -> None:
+    """Builds the learner of ``command`` (envs and networks, nothing compiled) and checks its
+    in-program sweep, so a multirun finds what only the env can tell before any point runs.
+
+    Raises:
+        ValueError, TypeError: as ``execute`` reports them.
+    """
+    learner = _algorithm(command.alg).make(command.config)
+    check_sweepable(command.config.run.sweep, learner.sweepable, f"alg={command.alg}")
 
 
 def execute(command: Command) -> int:
@@ -306,6 +357,7 @@ def execute(command: Command) -> int:
     # discrete actions) fails without leaving a half-made run directory behind.
     try:
         learner = algorithm.make(config)
+        check_sweepable(config.run.sweep, learner.sweepable, f"alg={command.alg}")
     except (ValueError, TypeError) as error:  # TypeError: e.g. an unknown env argument
         return _fail(error)
     try:
@@ -349,9 +401,11 @@ def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDi
             f"starting it from the beginning"
         )
     settings = config.run
+    labels = settings.sweep.labels()
+    points = f" x {len(labels)} points ({'; '.join(labels)})" if labels else ""
     print(
         f"{command.alg} on {_env_label(config, detailed=True)}: "
-        f"{settings.total_timesteps:,} env steps x {settings.num_seeds} seed(s), "
+        f"{settings.total_timesteps:,} env steps x {settings.num_seeds} seed(s){points}, "
         f"{learner.num_updates} updates -> {run_dir}"
     )
     try:
@@ -381,30 +435,62 @@ def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDi
 
 def _summarise(command, result, learner) -> None:
     steps = len({row["update"] for row in result.history}) * learner.env_steps_per_update
-    rate = steps * command.config.run.num_seeds / max(result.train_s, 1e-9)
+    members = command.config.run.num_seeds * max(len(result.point_labels), 1)
+    rate = steps * members / max(result.train_s, 1e-9)
     lines = [
         f"| run | {result.run_dir} |",
         "|---|---|",
         f"| algorithm | {command.alg} |",
         f"| env | {_env_label(command.config)} |",
         f"| compile (s) | {result.compile_s:.1f} |",
-        f"| training env steps/s (all seeds) | {rate:,.0f} |",
+        f"| training env steps/s (all seeds and points) | {rate:,.0f} |",
     ]
+    over = " (all points; per point below)" if result.point_labels else ""
     finished = rows_with_episodes(result.history)
     if finished:
         last = finished[-1]["update"]
         final = [r["episode_return"] for r in finished if r["update"] == last]
-        lines.append(f"| final episode return (train, per agent) | {sum(final) / len(final):.2f} |")
-    if result.evaluations:
         lines.append(
-            f"| greedy evaluation return | {result.evaluations[-1]['eval_episode_return']:.2f} |"
+            f"| final episode return (train, per agent){over} | {sum(final) / len(final):.2f} |"
         )
-    for name in ("learning_curve.png", "episode.gif", "metrics.csv"):
+    if result.evaluations:
+        value = result.evaluations[-1]["eval_episode_return"]
+        lines.append(f"| greedy evaluation return{over} | {value:.2f} |")
+    labels = result.point_labels
+    write_json(marl_eval_of(command, result.run_dir), result.run_dir / "marl_eval.json")
+    if labels:
+        write_table(final_results(result.run_dir, labels), result.run_dir / "sweep")
+    for name in ("learning_curve.png", "episode.gif", "metrics.csv", "sweep.md", "marl_eval.json"):
         if (result.run_dir / name).exists():
             lines.append(f"| {name} | {result.run_dir / name} |")
     table = "\n".join(lines) + "\n"
+    if labels:
+        table += "\n" + (result.run_dir / "sweep.md").read_text()
     (result.run_dir / "summary.md").write_text(table)
     print(table)
+
+
+def marl_eval_of(command: Command, run_dir: Path, algorithm: str | None = None) -> dict:
+    """``run_dir``'s evaluations in marl-eval's format: env = the env family, task = the env
+    id (with its ``map_name``/``scenario`` if set), algorithm = ``alg`` (or ``algorithm``)."""
+    import jaxmarl
+
+    config = command.config
+    env_id = _env_label(config, sep="+")
+    try:
+        entry = jaxmarl.spec(config.env.env_id).entry_point
+        family = entry.split(".envs.")[1].split(".")[0].split(":")[0]
+    except (AttributeError, IndexError, KeyError):  # a callable or user-registered entry point
+        family = env_id
+    kwargs = config.env.env_kwargs
+    task = next((f"{env_id}:{kwargs[k]}" for k in ("map_name", "scenario") if k in kwargs), env_id)
+    return marl_eval_json(
+        run_dir,
+        env_name=family,
+        task_name=task,
+        algorithm=algorithm or command.alg,
+        point_labels=config.run.sweep.labels(),
+    )
 
 
 if __name__ == "__main__":

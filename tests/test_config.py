@@ -135,8 +135,10 @@ def test_wrong_types_name_the_key_and_expected_type(tmp_path):
 def test_malformed_inputs_and_missing_values():
     with pytest.raises(ConfigError, match="must look like key=value"):
         load_config(ExampleConfig, overrides=["lr"])
-    with pytest.raises(ConfigError, match="must look like key=value"):
+    with pytest.raises(ConfigError, match="adds entries only inside mapping fields"):
         load_config(ExampleConfig, overrides=["+extra=1"])
+    with pytest.raises(ConfigError, match="must look like ~key or ~key=value"):
+        load_config(ExampleConfig, overrides=["~"])
     with pytest.raises(TypeError, match="sequence of 'key=value'"):
         load_config(ExampleConfig, overrides="lr=1.0")
     with pytest.raises(ConfigError, match=r"'seed' .* has no default .* seed=VALUE"):

@@ -38,6 +38,7 @@ from jaxmarl.training.learner import GreedyPolicy, Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import Policy, TrainingEnv, episode_metrics, rollout, shaping_of
 from jaxmarl.training.sgd import learning_rate, sgd_epochs
+from jaxmarl.training.sweep import sweepable_optimiser
 from jaxmarl.training.types import Runner, StepInput, TrainState, Transition
 
 
@@ -247,19 +248,24 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
 def ppo_optimiser(config: PPOConfig, num_updates: int) -> optax.GradientTransformation:
     """Gradient-norm clip then Adam (eps 1e-5), the learning rate annealed linearly to 0 over
     all minibatch steps when ``anneal_lr``; with ``separate_grad_clip`` the actor (``encoder``,
-    ``trunk``, ``heads``) and the ``critic`` subtree each get their own clip and Adam."""
+    ``trunk``, ``heads``) and the ``critic`` subtree each get their own clip and Adam. With
+    ``run.sweep.lr`` the rate is held in the optimiser state (``sweepable_optimiser``)."""
     optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
-    lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
 
-    def clipped_adam() -> optax.GradientTransformation:
-        return optax.chain(
-            optax.clip_by_global_norm(config.max_grad_norm), optax.adam(lr, eps=1e-5)
-        )
+    def build(lr: float) -> optax.GradientTransformation:
+        rate = learning_rate(lr, config.anneal_lr, optimiser_steps)
 
-    if not config.separate_grad_clip:
-        return clipped_adam()
-    networks = lambda params: {part: "critic" if part == "critic" else "actor" for part in params}
-    return optax.multi_transform({"actor": clipped_adam(), "critic": clipped_adam()}, networks)
+        def clipped_adam() -> optax.GradientTransformation:
+            return optax.chain(
+                optax.clip_by_global_norm(config.max_grad_norm), optax.adam(rate, eps=1e-5)
+            )
+
+        if not config.separate_grad_clip:
+            return clipped_adam()
+        networks = lambda params: {p: "critic" if p == "critic" else "actor" for p in params}
+        return optax.multi_transform({"actor": clipped_adam(), "critic": clipped_adam()}, networks)
+
+    return sweepable_optimiser(build, config.run.sweep.names, lr=config.lr)
 
 
 def make_ppo(config: PPOConfig) -> Learner:
@@ -308,6 +314,7 @@ def make_ppo(config: PPOConfig) -> Learner:
         greedy_policy=parts.greedy_policy,
         initial_carry=parts.initial_carry,
         env_steps_per_update=config.steps_per_update,
+        sweepable=("lr",),
     )
 
 

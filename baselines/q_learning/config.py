@@ -26,6 +26,7 @@ from jaxmarl.training.config import (
     require_positive,
 )
 from jaxmarl.training.sgd import learning_rate
+from jaxmarl.training.sweep import sweepable_optimiser
 
 OPTIMISERS = ("adam", "radam")
 MIXERS = (NoMixerConfig, VDNMixerConfig, QMIXMixerConfig)
@@ -181,7 +182,12 @@ def epsilon_schedule(config: QCommonConfig, num_updates: int) -> optax.Schedule:
 
 
 def make_optimiser(config: QCommonConfig, optimiser_steps: int) -> optax.GradientTransformation:
-    """Gradient clipping then (R)Adam, with the learning rate annealed to 0 if asked."""
-    lr = learning_rate(config.lr, config.anneal_lr, optimiser_steps)
-    step = optax.radam(lr) if config.optimiser == "radam" else optax.adam(lr)
-    return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
+    """Gradient clipping then (R)Adam, with the learning rate annealed to 0 if asked (held in
+    the optimiser state with ``run.sweep.lr``: ``sweepable_optimiser``)."""
+
+    def build(lr: float) -> optax.GradientTransformation:
+        rate = learning_rate(lr, config.anneal_lr, optimiser_steps)
+        step = optax.radam(rate) if config.optimiser == "radam" else optax.adam(rate)
+        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
+
+    return sweepable_optimiser(build, config.run.sweep.names, lr=config.lr)

@@ -241,4 +241,5 @@ def make_q_learning(config: QLearningConfig) -> Learner:
         greedy_policy=greedy_policy,
         initial_carry=network.initial_carry,
         env_steps_per_update=config.steps_per_update,
+        sweepable=("lr",),
     )

@@ -158,4 +158,5 @@ def make_pqn(config: PQNConfig) -> Learner:
         greedy_policy=greedy_policy,
         initial_carry=network.initial_carry,
         env_steps_per_update=config.steps_per_update,
+        sweepable=("lr",),
     )

@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 from jaxmarl.training.host.checkpoint import check_retention
 from jaxmarl.training.host.devices import check_split
+from jaxmarl.training.host.logging import WandbConfig
+from jaxmarl.training.sweep import SweepConfig
 
 ACTIVATIONS = ("relu", "tanh", "gelu", "silu")
 
@@ -285,6 +287,9 @@ class RunConfig:
         name: run directory name (default: ``<alg>_<env_id>_<timestamp>``).
         loggers: any of ``"jsonl"``, ``"csv"``, ``"tensorboard"``, ``"wandb"``.
         gif: write a GIF of one greedy evaluation episode at the end.
+        sweep: hyperparameters vmapped in the same program (``run.sweep.lr=[1e-3,3e-4]``):
+            every point trains ``num_seeds`` seeds (``jaxmarl.training.sweep``).
+        wandb: W&B project, entity, group, name, tags and mode (``WandbConfig``).
     """
 
     seed: int = 0
@@ -303,6 +308,8 @@ class RunConfig:
     name: str = ""
     loggers: tuple[str, ...] = ("jsonl", "csv")
     gif: bool = True
+    sweep: SweepConfig = dataclasses.field(default_factory=SweepConfig)
+    wandb: WandbConfig = dataclasses.field(default_factory=WandbConfig)
 
     def __post_init__(self):
         require_positive(

@@ -37,6 +37,8 @@ class Learner:
         evaluate_tasks: for learners with more than one env (multi-task), ``(params, key,
             num_envs) -> metrics`` evaluating every one of them (``evaluate`` calls it); ``None``:
             the greedy policy in ``env``.
+        sweepable: hyperparameters its optimiser holds in its state when swept in-program
+            (``run.sweep``, ``jaxmarl.training.sweep``); empty: it cannot sweep in-program.
     """
 
     config: Any
@@ -48,6 +50,7 @@ class Learner:
     initial_carry: Callable[[int], Any]
     env_steps_per_update: int
     evaluate_tasks: Callable[[Any, jax.Array, int], dict[str, jax.Array]] | None = None
+    sweepable: tuple[str, ...] = ()
 
 
 def make_train_from(learner: Learner) -> Callable[[jax.Array], tuple[Any, dict]]:

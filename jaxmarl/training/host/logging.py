@@ -24,9 +24,11 @@ Example::
 from __future__ import annotations
 
 import csv
+import dataclasses
 import importlib.util
 import json
 import os
+import secrets
 import struct
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -357,11 +359,67 @@ def read_event_scalars(logdir: str | os.PathLike) -> list[tuple[str, int, float]
     return scalars
 
 
+WANDB_MODES = ("online", "offline", "disabled")
+WANDB_ID_FILE = "wandb_id.txt"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WandbConfig:
+    """Where the ``wandb`` logger writes (``run.wandb.*``; used only with that logger).
+
+    Attributes:
+        project: W&B project.
+        entity: W&B team or user (empty: your default entity).
+        group: groups runs in the W&B UI (e.g. the seeds or points of one study).
+        name: the run's display name (empty: the run directory's name).
+        tags: W&B tags.
+        mode: ``"online"``, ``"offline"`` (sync later with ``wandb sync``) or ``"disabled"``.
+    """
+
+    project: str = "jaxmarl"
+    entity: str = ""
+    group: str = ""
+    name: str = ""
+    tags: tuple[str, ...] = ()
+    mode: str = "online"
+
+    def __post_init__(self):
+        if self.mode not in WANDB_MODES:
+            raise ValueError(f"run.wandb.mode must be one of {WANDB_MODES}, got {self.mode!r}")
+        if not self.project:
+            raise ValueError("run.wandb.project must not be empty (e.g. run.wandb.project=marl)")
+
+    def init_kwargs(self, run_dir: Path) -> dict[str, Any]:
+        """``wandb.init`` keywords (without ``id``/``resume``/``config``) for ``run_dir``."""
+        kwargs: dict[str, Any] = {
+            "project": self.project,
+            "name": self.name or run_dir.name,
+            "tags": list(self.tags),
+            "mode": self.mode,
+            "dir": str(run_dir),
+        }
+        kwargs.update({k: v for k, v in (("entity", self.entity), ("group", self.group)) if v})
+        return kwargs
+
+
+def wandb_run_id(run_dir: str | os.PathLike, *, resume: bool) -> str:
+    """The W&B run id of ``run_dir``: kept in ``RUN_DIR/wandb_id.txt``, so a resumed run
+    continues the same W&B run; a new run (``resume=False``) gets a fresh id."""
+    path = Path(run_dir) / WANDB_ID_FILE
+    if resume and path.is_file() and path.read_text().strip():
+        return path.read_text().strip()
+    run_id = secrets.token_hex(4)  # W&B ids: letters and digits
+    _prepare_file(path)
+    _replace_text(path, run_id + "\n")
+    return run_id
+
+
 class WandbLogger(_LoggerBase):
     """Scalars to Weights & Biases (optional dependency); host side only, never inside ``jit``.
 
     Args:
-        **init_kwargs: passed to ``wandb.init`` (``project``, ``entity``, ``config``, ...).
+        **init_kwargs: passed to ``wandb.init`` (``project``, ``entity``, ``config``, ``id``,
+            ``resume``, ...; ``make_run_logger`` fills them from ``WandbConfig``).
 
     Raises:
         ImportError: wandb is not installed (the message says how to install it).
@@ -403,13 +461,121 @@ class MultiLogger(_LoggerBase):
             raise errors[0]
 
 
+# --------------------------------------------------------------------------- seeds and points
+MEMBER_KEYS = ("update", "env_steps", "seed", "point")
+
+
+def iqm(values: Sequence[float]) -> float:
+    """Interquartile mean: the mean of what is left after dropping the lowest and the highest
+    ``floor(n / 4)`` values (``scipy.stats.trim_mean(values, 0.25)``, rliable's IQM); for fewer
+    than 4 values it is the mean."""
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    cut = len(ordered) // 4
+    return float(np.mean(ordered[cut : len(ordered) - cut]))
+
+
+def dashboard_row(
+    rows: Sequence[Mapping[str, Any]], point_labels: Sequence[str] = ()
+) -> dict[str, Scalar]:
+    """One update's per-member rows (``seed``, optionally ``point``) as one row of tags.
+
+    A single member (one seed, no sweep) keeps its metric names. Otherwise every metric ``m``
+    becomes ``m/seed_<s>`` per seed plus ``m/mean`` and ``m/iqm`` over seeds (with an
+    in-program sweep, ``m/<point label>/seed_<s>``, ``m/<point label>/mean``, ...), so
+    TensorBoard shows each seed as its own curve instead of several points per tag and step,
+    and W&B keeps them all. ``env_steps`` is logged once.
+    """
+    if not rows:
+        return {}
+    first = rows[0]
+    extra = {"env_steps": first["env_steps"]} if "env_steps" in first else {}
+    if len(rows) == 1 and not point_labels:
+        return {**extra, **{k: v for k, v in first.items() if k not in MEMBER_KEYS}}
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        label = point_labels[row.get("point", 0)] if point_labels else ""
+        groups.setdefault(label, []).append(row)
+    out: dict[str, Scalar] = dict(extra)
+    for label, members in groups.items():
+        prefix = f"{label}/" if label else ""
+        for name in [k for k in members[0] if k not in MEMBER_KEYS]:
+            values = [float(member[name]) for member in members]
+            for member, value in zip(members, values, strict=True):
+                out[f"{name}/{prefix}seed_{member.get('seed', 0)}"] = value
+            if len(members) > 1:
+                out[f"{name}/{prefix}mean"] = float(np.mean(values))
+                out[f"{name}/{prefix}iqm"] = iqm(values)
+    return out
+
+
+class RunLogger(_LoggerBase):
+    """A training run's loggers: the record loggers (JSONL, CSV) get one row per member
+    (seed, or point x seed), the dashboards (TensorBoard, W&B) one ``dashboard_row`` per
+    update with a tag per member plus the mean and IQM."""
+
+    def __init__(
+        self,
+        records: Iterable[Logger],
+        dashboards: Iterable[Logger],
+        point_labels: Sequence[str] = (),
+    ) -> None:
+        self.records = MultiLogger(records)
+        self.dashboards = MultiLogger(dashboards)
+        self.point_labels = tuple(point_labels)
+
+    def log_rows(self, step: int, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Logs one update's per-member ``rows`` (each with ``seed``, maybe ``point``)."""
+        for row in rows:
+            self.records.log(step, row)
+        if self.dashboards.loggers and rows:
+            self.dashboards.log(step, dashboard_row(rows, self.point_labels))
+
+    def close(self) -> None:
+        try:
+            self.records.close()
+        finally:
+            self.dashboards.close()
+
+
+def make_run_logger(
+    names: Sequence[str],
+    run_dir: str | os.PathLike,
+    *,
+    resume_step: int | None = None,
+    point_labels: Sequence[str] = (),
+    wandb: WandbConfig | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> RunLogger:
+    """The ``RunLogger`` of a run directory (``make_logger``'s files; W&B from ``wandb``,
+    continuing the run's W&B run when ``resume_step`` is given: see ``wandb_run_id``)."""
+    check_loggers(names)
+    run_dir = Path(run_dir)
+    records = [n for n in dict.fromkeys(names) if n in ("jsonl", "csv")]
+    dashboards = [n for n in dict.fromkeys(names) if n not in records]
+    wandb_kwargs: dict[str, Any] = {"config": dict(config or {})}
+    if "wandb" in dashboards:
+        settings = wandb or WandbConfig()
+        run_id = wandb_run_id(run_dir, resume=resume_step is not None)
+        wandb_kwargs.update(settings.init_kwargs(run_dir), id=run_id, resume="allow")
+    first = make_logger(records, run_dir, resume_step=resume_step)
+    try:
+        second = make_logger(
+            dashboards, run_dir, resume_step=resume_step, wandb_kwargs=wandb_kwargs
+        )
+    except Exception:
+        first.close()
+        raise
+    return RunLogger(first.loggers, second.loggers, point_labels)
+
+
 LOGGER_NAMES = ("jsonl", "csv", "tensorboard", "wandb")
 _MODULES = {"tensorboard": "tensorboardX", "wandb": "wandb"}
 _MISSING = {
     "tensorboard": "the tensorboard logger needs tensorboardX, which is not installed: "
-    "pip install tensorboardX (or log with 'jsonl'/'csv' only)",
-    "wandb": "the wandb logger needs wandb, which is not installed: pip install wandb "
-    "(or log with 'jsonl'/'csv' only)",
+    "pip install 'jaxmarl[tensorboard]' (or pip install tensorboardX), or log with "
+    "'jsonl'/'csv' only",
+    "wandb": "the wandb logger needs wandb, which is not installed: pip install "
+    "'jaxmarl[wandb]' (or pip install wandb), or log with 'jsonl'/'csv' only",
 }
 
 

@@ -11,6 +11,8 @@ Run directory::
     RUN_DIR/config.yaml        the resolved config (``--resume`` checks it)
     RUN_DIR/metrics.jsonl      one row per (update, seed); also metrics.csv
     RUN_DIR/eval.jsonl         greedy evaluations
+    RUN_DIR/tb/                TensorBoard (optional): a tag per seed plus mean and IQM
+    RUN_DIR/wandb_id.txt       the W&B run a resumed run continues (with the wandb logger)
     RUN_DIR/checkpoints/       orbax checkpoints, step = chunks done
     RUN_DIR/learning_curve.png
     RUN_DIR/episode.gif        one greedy episode of seed 0 (envs that can render)
@@ -32,9 +34,16 @@ from jaxmarl.render import can_render, save_episode_gif
 from jaxmarl.training.config import RunConfig, chunk_sizes
 from jaxmarl.training.host.checkpoint import Checkpointer
 from jaxmarl.training.host.devices import check_split, over_seeds, place_over_seeds
-from jaxmarl.training.host.logging import JsonlLogger, make_logger, read_jsonl, rows_with_episodes
+from jaxmarl.training.host.logging import (
+    JsonlLogger,
+    dashboard_row,
+    make_run_logger,
+    read_jsonl,
+    rows_with_episodes,
+)
 from jaxmarl.training.host.progress import Progress
 from jaxmarl.training.learner import Learner, evaluate, record_greedy_episode
+from jaxmarl.training.sweep import check_sweepable, with_hyperparameters
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,8 +51,9 @@ class RunResult:
     """What ``run`` leaves behind.
 
     Attributes:
-        state: final training state (leaves ``[num_seeds, ...]``).
-        history: one dict per (update, seed), as written to ``metrics.jsonl``.
+        state: final training state (leaves ``[num_points * num_seeds, ...]``).
+        history: one dict per (update, seed), as written to ``metrics.jsonl`` (with an
+            in-program sweep also ``point``, the index into ``point_labels``).
         evaluations: one dict per evaluation (mean over seeds; per-seed rows in eval.jsonl).
         run_dir: the run directory.
         compile_s: seconds spent compiling the chunk.
@@ -59,11 +69,31 @@ class RunResult:
     compile_s: float
     train_s: float
     already_finished: bool = False
+    point_labels: tuple[str, ...] = ()
 
 
 def seed_keys(seed: int, num_seeds: int) -> jax.Array:
     """One key per seed (split, never broadcast)."""
     return jax.random.split(jax.random.key(seed), num_seeds)
+
+
+def member_inputs(run_config: RunConfig) -> tuple[jax.Array, dict[str, np.ndarray]]:
+    """What ``init_member`` takes for every vmapped member: ``num_points * num_seeds`` keys
+    (each point reuses the seed keys of a run of its own) and each swept value (float32)."""
+    points, num_seeds = run_config.sweep.points(), run_config.num_seeds
+    members = np.arange(len(points) * num_seeds)
+    keys = seed_keys(run_config.seed, num_seeds)[members % num_seeds]
+    swept = {
+        name: np.array([points[i // num_seeds][name] for i in members], np.float32)
+        for name in run_config.sweep.names
+    }
+    return keys, swept
+
+
+def init_member(learner: Learner):
+    """``(key, swept values) -> state``: the learner's ``init`` with the member's swept
+    hyperparameters written into its optimiser state."""
+    return lambda key, values: with_hyperparameters(learner.init(key), values)
 
 
 def run(
@@ -96,14 +126,20 @@ def run(
         show_progress: progress bar (plain lines when not a terminal).
         stop_after_chunks: stop early after this many chunks in total (to test resuming).
         logger_config: the config as a dict, for loggers that record it (W&B).
+
+    With ``run_config.sweep`` (``jaxmarl.training.sweep``) every point of the sweep trains
+    ``num_seeds`` seeds in the same program: member ``i`` is point ``i // num_seeds``, seed
+    ``i % num_seeds``, with the same seed keys for every point.
     """
-    seed, num_seeds, devices = run_config.seed, run_config.num_seeds, run_config.devices
+    num_seeds, devices = run_config.num_seeds, run_config.devices
     updates_per_chunk, checkpoint_every = run_config.updates_per_chunk, run_config.checkpoint_every
     eval_every, eval_episodes = run_config.eval_every, run_config.eval_episodes
     loggers, gif = run_config.loggers, run_config.gif
     max_to_keep, keep_period = run_config.max_to_keep, run_config.keep_period
     keep_best, keep_best_mode = run_config.keep_best, run_config.keep_best_mode
     check_split(num_seeds, devices)
+    check_sweepable(run_config.sweep, learner.sweepable)
+    labels = run_config.sweep.labels()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     num_updates = learner.num_updates
@@ -117,8 +153,9 @@ def run(
         best_metric=keep_best,
         best_mode=keep_best_mode,
     )
-    keys = place_over_seeds(seed_keys(seed, num_seeds), devices)
-    init = jax.jit(over_seeds(learner.init, devices))
+    keys, swept = member_inputs(run_config)
+    keys, swept = place_over_seeds(keys, devices), place_over_seeds(swept, devices)
+    init = jax.jit(over_seeds(init_member(learner), devices))
 
     def make_chunk(length: int):
         def chunk_fn(state):
@@ -128,7 +165,7 @@ def run(
 
     start_chunk = 0
     if resume and (resume_step is not None or checkpointer.all_steps()):
-        target = jax.eval_shape(init, keys)
+        target = jax.eval_shape(init, keys, swept)
         if resume_step is None:
             start_chunk, state = checkpointer.restore_latest(target=target)
         else:
@@ -144,12 +181,13 @@ def run(
                 compile_s=0.0,
                 train_s=0.0,
                 already_finished=True,
+                point_labels=labels,
             )
         if resume_step is not None:
             checkpointer.set_aside_after(resume_step)
         state = place_over_seeds(state, devices)
     else:
-        state = init(keys)
+        state = init(keys, swept)
 
     compile_start = time.perf_counter()
     # A shorter last chunk (updates_per_chunk not dividing the run) is a second program,
@@ -163,8 +201,13 @@ def run(
     if keep_best:
         _check_metric(keep_best, compiled[per_chunk], evaluate_seeds, state, keys, eval_episodes)
     logged_until = start_chunk * per_chunk if resume else None  # updates: the loggers' step
-    logger = make_logger(
-        loggers, run_dir, resume_step=logged_until, wandb_kwargs={"config": logger_config}
+    logger = make_run_logger(
+        loggers,
+        run_dir,
+        resume_step=logged_until,
+        point_labels=labels,
+        wandb=run_config.wandb,
+        config=logger_config,
     )
     eval_log = JsonlLogger(run_dir / "eval.jsonl", resume_step=logged_until)
     history: list[dict] = []
@@ -185,9 +228,9 @@ def run(
             state, metrics = compiled[length](state)
             metrics = jax.device_get(metrics)  # leaves [num_seeds, per_chunk]
             train_s += time.perf_counter() - tick
-            rows = _metric_rows(metrics, chunk_index * per_chunk, steps_per_update)
-            for row in rows:
-                logger.log(row["update"], row)
+            rows = _metric_rows(metrics, chunk_index * per_chunk, steps_per_update, num_seeds)
+            for update in dict.fromkeys(row["update"] for row in rows):
+                logger.log_rows(update, [row for row in rows if row["update"] == update])
             history.extend(rows)
             done_chunks = chunk_index + 1
             updates_done = chunk_index * per_chunk + length
@@ -198,9 +241,15 @@ def run(
             if eval_episodes and (final or (eval_every and done_chunks % eval_every == 0)):
                 eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, done_chunks))(keys)
                 result = jax.device_get(evaluate_seeds(state.params, eval_keys))
-                rows = _eval_rows(result, updates_done, updates_done * steps_per_update)
+                rows = _eval_rows(
+                    result, updates_done, updates_done * steps_per_update, num_seeds, labels
+                )
                 for row in rows:
                     eval_log.log(updates_done, row)
+                if logger.dashboards.loggers:
+                    evaluation = dashboard_row(rows, labels)
+                    evaluation.pop("env_steps", None)  # logged with the training metrics
+                    logger.dashboards.log(updates_done, evaluation)
                 evaluations.append(_mean_row(rows))
                 chunk_metrics.update(evaluations[-1])
             if final or (checkpoint_every and done_chunks % checkpoint_every == 0):
@@ -213,7 +262,7 @@ def run(
         logger.close()
         eval_log.close()
     if history:
-        _plot(run_dir, history, loggers)
+        _plot(run_dir, history, loggers, labels)
     if gif and last_chunk == num_chunks and can_render(learner.env.unwrapped):
         seed0 = jax.tree.map(lambda x: x[0], state.params)
         write_greedy_gif(learner, seed0, keys[0], run_dir / "episode.gif")
@@ -224,17 +273,29 @@ def run(
         run_dir=run_dir,
         compile_s=compile_s,
         train_s=train_s,
+        point_labels=labels,
     )
 
 
-def _metric_rows(metrics: dict, first_update: int, steps_per_update: int) -> list[dict]:
-    num_seeds, per_chunk = next(iter(metrics.values())).shape[:2]
+def _member(index: int, num_seeds: int, swept: bool) -> dict[str, int]:
+    """``seed`` (and with a sweep ``point``) of vmapped member ``index``."""
+    if not swept:
+        return {"seed": index}
+    return {"seed": index % num_seeds, "point": index // num_seeds}
+
+
+def _metric_rows(
+    metrics: dict, first_update: int, steps_per_update: int, num_seeds: int
+) -> list[dict]:
+    num_members, per_chunk = next(iter(metrics.values())).shape[:2]
+    swept = num_members != num_seeds
     rows = []
     for offset in range(per_chunk):
         update = first_update + offset + 1
-        for seed in range(num_seeds):
-            row = {"update": update, "env_steps": update * steps_per_update, "seed": seed}
-            row.update({k: float(v[seed, offset]) for k, v in metrics.items()})
+        for index in range(num_members):
+            row = {"update": update, "env_steps": update * steps_per_update}
+            row.update(_member(index, num_seeds, swept))
+            row.update({k: float(v[index, offset]) for k, v in metrics.items()})
             rows.append(row)
     return rows
 
@@ -266,35 +327,53 @@ def _check_metric(name, compiled_chunk, evaluate_seeds, state, keys, eval_episod
         )
 
 
-def _eval_rows(result: dict, update: int, env_steps: int) -> list[dict]:
-    """One row per seed of a greedy evaluation (``eval_`` + each ``episode_metrics`` key)."""
-    num_seeds = len(next(iter(result.values())))
+def _eval_rows(
+    result: dict,
+    update: int,
+    env_steps: int,
+    num_seeds: int,
+    labels: Sequence[str],
+) -> list[dict]:
+    """One row per member of a greedy evaluation (``eval_`` + each ``episode_metrics`` key)."""
+    num_members = len(next(iter(result.values())))
     return [
         {
             "update": update,
             "env_steps": env_steps,
-            "seed": seed,
-            **{f"eval_{name}": float(values[seed]) for name, values in result.items()},
+            **_member(index, num_seeds, bool(labels)),
+            **{f"eval_{name}": float(values[index]) for name, values in result.items()},
         }
-        for seed in range(num_seeds)
+        for index in range(num_members)
     ]
 
 
 def _mean_row(rows: list[dict]) -> dict:
-    """Mean over seeds of per-seed rows (``seed`` dropped)."""
-    keys = [k for k in rows[0] if k != "seed"]
+    """Mean over members of per-member rows (``seed`` and ``point`` dropped)."""
+    keys = [k for k in rows[0] if k not in ("seed", "point")]
     return {k: float(np.mean([row[k] for row in rows])) for k in keys}
 
 
-def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
+def _plot(
+    run_dir: Path, history: list[dict], loggers: Sequence[str], labels: Sequence[str] = ()
+) -> None:
     try:
-        from jaxmarl.training.host.plotting import plot_learning_curve
+        from jaxmarl.training.host.plotting import plot_curves, plot_learning_curve
     except ImportError:  # matplotlib is an optional extra
         return
     # The whole run's records (a resumed run's history holds only the resumed part).
     records = read_jsonl(run_dir / "metrics.jsonl") if "jsonl" in loggers else history
     records = rows_with_episodes(records)
     if not records:  # no episode has ended yet: there is no return to plot
+        return
+    if labels:  # an in-program sweep: one curve (over its seeds) per point
+        series = _point_curves(records, labels)
+        if series:
+            plot_curves(
+                series,
+                run_dir / "learning_curve.png",
+                xlabel="env_steps",
+                ylabel="mean episode return (per agent)",
+            )
         return
     plot_learning_curve(
         records,
@@ -303,6 +382,23 @@ def _plot(run_dir: Path, history: list[dict], loggers: Sequence[str]) -> None:
         path=run_dir / "learning_curve.png",
         ylabel="mean episode return (per agent)",
     )
+
+
+def _point_curves(records: list[dict], labels: Sequence[str]) -> dict[str, tuple]:
+    """``label -> (env_steps [T], returns [num_seeds, T])`` at the steps every seed logged."""
+    series = {}
+    for point, label in enumerate(labels):
+        by_seed: dict[int, dict[float, float]] = {}
+        for row in records:
+            if row.get("point", 0) == point:
+                by_seed.setdefault(row["seed"], {})[row["env_steps"]] = row["episode_return"]
+        if not by_seed:
+            continue
+        steps = sorted(set.intersection(*(set(curve) for curve in by_seed.values())))
+        if steps:
+            returns = np.array([[curve[x] for x in steps] for curve in by_seed.values()])
+            series[label] = (np.array(steps), returns)
+    return series
 
 
 def write_greedy_gif(learner: Learner, params: Any, key: jax.Array, path: Path) -> None:
