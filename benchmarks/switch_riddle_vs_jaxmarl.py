@@ -210,6 +210,8 @@ def run_ours(args) -> dict:
 
 def _stats(values) -> str:
     values = [float(v) for v in values]
+    if not values:
+        return "—"
     std = statistics.stdev(values) if len(values) > 1 else 0.0
     return f"{statistics.fmean(values):.3f} ± {std:.3f}"
 
@@ -236,7 +238,10 @@ def compare(args) -> None:
             _stats(r["greedy_return"]),
         ]
         cells += [_stats(_at(r, m)) if m <= r["env_steps_per_seed"] else "—" for m in marks]
-        cells += [f"{r['env_steps_per_s_wall']:,.0f}", f"{r['compile_s']:.1f}"]
+        if "env_steps_per_s_wall" in r:
+            cells += [f"{r['env_steps_per_s_wall']:,.0f}", f"{r['compile_s']:.1f}"]
+        else:  # a run stopped early: its curve only
+            cells += ["—", "—"]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(
         f"\nCounter protocol's exact expected return (3 agents): 122/729 = {COUNTER_PROTOCOL:.4f}."
