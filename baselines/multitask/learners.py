@@ -116,6 +116,11 @@ class MultiTaskPPOConfig(MultiTaskFields, PPOConfig):
             "separate_grad_clip=true is not supported by the multi-task learner (one clip over "
             "all tasks' parameters); leave it false",
         )
+        require(
+            self.share_parameters,
+            "share_parameters=false is not supported by the multi-task learner (its decision "
+            "layers are shared by every agent of every task); leave it true",
+        )
 
 
 # --------------------------------------------------------------------------- shared plumbing

@@ -70,6 +70,10 @@ class PPOConfig(RolloutUpdates):
             for recurrent networks).
         normalize_advantages: per-minibatch advantage normalisation.
         bootstrap_truncation: value truncated episodes' last observation (see module doc).
+        share_parameters: one actor and one critic for every agent (True), or one of each per
+            agent (``share_parameters=false``: independent learners, the parameter sets
+            stacked on a leading agent axis and applied with ``jax.vmap``). Independent
+            parameters need a critic evaluated per agent (not ``critic.agent_id=false``).
     """
 
     env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
@@ -91,6 +95,7 @@ class PPOConfig(RolloutUpdates):
     num_minibatches: int = 4
     normalize_advantages: bool = True
     bootstrap_truncation: bool = True
+    share_parameters: bool = True
 
     def __post_init__(self):
         require(
@@ -111,6 +116,12 @@ class PPOConfig(RolloutUpdates):
         )
         require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
         require(self.ent_coef >= 0 and self.vf_coef >= 0, "ent_coef and vf_coef must be >= 0")
+        require(
+            self.share_parameters or not self.critic.one_per_env,
+            "share_parameters=false gives every agent its own critic, but critic.agent_id=false "
+            "asks for one critic evaluation per env; set critic.agent_id=true or "
+            "share_parameters=true",
+        )
         self.num_updates  # noqa: B018 -- validates the run length
         if self.network.recurrent:
             sequences = self.env.num_envs  # times agents, which is only known with the env

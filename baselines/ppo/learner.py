@@ -7,7 +7,9 @@ with other learners (rollout, GAE, losses, minibatching, networks, agent batchin
 ``jaxmarl.training`` / ``jaxmarl.networks``; this file adds only what is PPO.
 
 Parameters are shared across agents (one actor, one critic, agents stacked on an axis; add
-``network.agent_id=true`` to let them tell themselves apart). A centralised critic reads the
+``network.agent_id=true`` to let them tell themselves apart), or with ``share_parameters=false``
+each agent has its own (``PerAgentActorCritic``: a leading agent axis on every parameter, applied
+with ``jax.vmap``; minibatches then keep an env's agents together). A centralised critic reads the
 world state plus a one-hot agent id, or with ``critic.agent_id=false`` the world state alone
 (JaxMARL's MPE MAPPO critic): then every agent of an env has the same value, so the critic runs
 once per env and minibatches keep an env's agents together. Truncated episodes bootstrap
@@ -113,6 +115,12 @@ class CriticLayout:
 def _per_agent(flags: jax.Array, count: int) -> jax.Array:
     """Per-env flags ``[..., B]`` -> ``[..., B, count]``."""
     return jnp.broadcast_to(flags[..., None], (*flags.shape, count))
+
+
+def _split_axis(x: jax.Array, axis: int, inner: int) -> jax.Array:
+    """Axis ``axis`` of size ``n * inner`` -> two axes ``[n, inner]``."""
+    shape = x.shape
+    return x.reshape((*shape[:axis], shape[axis] // inner, inner, *shape[axis + 1 :]))
 
 
 def _one_step(x: jax.Array) -> jax.Array:
@@ -224,15 +232,23 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
         data = Rollout(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
         return runner, data, episode_metrics(trajectory)
 
+    # Independent parameters: an env's agents stay in one minibatch (each minibatch row then
+    # still holds one step of every agent, in agent order, which the per-agent network needs).
+    together = 1 if config.share_parameters else num_agents
+
     def minibatches(key: jax.Array, data: Rollout) -> PPOMinibatch:
-        actor_carry = data.actor_carry.reshape((groups, layout.shared, -1))
-        steps, (actor_carry, critic_carry) = sequence_minibatches(
-            key,
-            data.steps,
-            (actor_carry, data.critic_carry),
-            config.num_minibatches,
-            config.network.recurrent,
+        steps = data.steps
+        carries = (data.actor_carry.reshape((groups, layout.shared, -1)), data.critic_carry)
+        if together > 1:  # [T, G, ...] -> [T, G / A, A, ...], carries [G, ...] -> [G / A, A, ...]
+            steps = jax.tree.map(lambda x: _split_axis(x, 1, together), steps)
+            carries = jax.tree.map(lambda x: _split_axis(x, 0, together), carries)
+        steps, carries = sequence_minibatches(
+            key, steps, carries, config.num_minibatches, config.network.recurrent
         )
+        if together > 1:  # merge the agents back: [M, T, G_m, A, ...] -> [M, T, G_m * A, ...]
+            steps = jax.tree.map(lambda x: merge_axes(x, 2), steps)
+            carries = jax.tree.map(lambda x: merge_axes(x, 1), carries)
+        actor_carry, critic_carry = carries
         return PPOMinibatch(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
 
     return PPOParts(

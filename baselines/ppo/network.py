@@ -1,6 +1,13 @@
-"""The PPO actor-critic, built from the network config."""
+"""The PPO actor-critic, built from the network config: one parameter set for every agent, or
+(``share_parameters=false``) one per agent."""
 
 from __future__ import annotations
+
+import dataclasses
+
+import distrax
+import jax
+import jax.numpy as jnp
 
 from jaxmarl.baselines.ppo.config import PPOConfig
 from jaxmarl.networks import (
@@ -10,19 +17,108 @@ from jaxmarl.networks import (
     ValueHead,
     encoder_from_config,
 )
+from jaxmarl.networks.actor_critic import Params
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.wrappers import AgentBatch
 
 
-def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
-    """Actor and critic towers from the network config (same shapes for both)."""
+def agents_first(x: jax.Array, axis: int, num_agents: int) -> jax.Array:
+    """Split the agent-minor axis ``axis`` (``n * A``, an env's agents adjacent, as
+    ``AgentBatch`` stacks them) into ``[A, ..., n, ...]`` with the agents leading."""
+    shape = x.shape
+    x = x.reshape((*shape[:axis], shape[axis] // num_agents, num_agents, *shape[axis + 1 :]))
+    return jnp.moveaxis(x, axis + 1, 0)
+
+
+def agents_back(x: jax.Array, axis: int) -> jax.Array:
+    """Inverse of ``agents_first``: ``[A, ..., n, ...]`` (``n`` at ``axis + 1``) -> the
+    agent-minor axis ``n * A`` at ``axis``."""
+    x = jnp.moveaxis(x, 0, axis + 1)
+    shape = x.shape
+    return x.reshape((*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :]))
+
+
+def _distribution_back(dist: distrax.Distribution) -> distrax.Distribution:
+    """A per-agent distribution with batch ``[A, T, n]`` as one with batch ``[T, n * A]``."""
+    if isinstance(dist, distrax.Categorical):
+        return distrax.Categorical(logits=agents_back(dist.logits, 1))
+    if isinstance(dist, distrax.MultivariateNormalDiag):
+        return distrax.MultivariateNormalDiag(
+            agents_back(dist.loc, 1), agents_back(dist.scale_diag, 1)
+        )
+    raise TypeError(f"independent parameters do not support {type(dist).__name__} policies")
+
+
+@dataclasses.dataclass(frozen=True)
+class PerAgentActorCritic:
+    """``ActorCritic``'s interface with one parameter set per agent (independent learners).
+
+    Every parameter leaf gets a leading ``[A]`` axis, and ``jax.vmap`` over it applies agent
+    ``i``'s parameters to agent ``i``'s rows: the flat batches ``N`` (actor) and ``N_c``
+    (critic) are agent-minor (``N = n * A``), as the learner stacks them. Recurrent states
+    keep ``ActorCritic``'s ``[N, H]`` layout, so the learner is unchanged.
+
+    Attributes:
+        network: the network each agent has its own copy of.
+        num_agents: ``A``.
+    """
+
+    network: ActorCritic
+    num_agents: int
+
+    def init(self, key: jax.Array, obs: jax.Array, critic_input: jax.Array) -> Params:
+        """Parameters ``[A, ...]`` from example inputs ``obs`` ``[N, D]`` and ``critic_input``
+        ``[N_c, Dc]`` (each agent from its own key)."""
+        keys = jax.random.split(key, self.num_agents)
+        split = lambda x: agents_first(x, 0, self.num_agents)
+        return jax.vmap(self.network.init)(keys, split(obs), split(critic_input))
+
+    def initial_carry(
+        self, batch: int, critic_batch: int | None = None
+    ) -> tuple[jax.Array, jax.Array]:
+        return self.network.initial_carry(batch, critic_batch)
+
+    def policy(
+        self,
+        params: Params,
+        hidden: jax.Array,
+        obs: jax.Array,
+        first: jax.Array,
+        avail: jax.Array | None = None,
+    ) -> tuple[jax.Array, distrax.Distribution]:
+        """``obs`` ``[T, N, D]``, ``first`` ``[T, N]`` -> (hidden, action distribution)."""
+        hidden, dist = jax.vmap(self.network.policy)(
+            params,
+            agents_first(hidden, 0, self.num_agents),
+            agents_first(obs, 1, self.num_agents),
+            agents_first(first, 1, self.num_agents),
+            None if avail is None else agents_first(avail, 1, self.num_agents),
+        )
+        return agents_back(hidden, 0), _distribution_back(dist)
+
+    def value(
+        self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """``critic_input`` ``[T, N_c, Dc]`` -> (hidden, values ``[T, N_c]``)."""
+        hidden, values = jax.vmap(self.network.value)(
+            params,
+            agents_first(hidden, 0, self.num_agents),
+            agents_first(critic_input, 1, self.num_agents),
+            agents_first(first, 1, self.num_agents),
+        )
+        return agents_back(hidden, 0), agents_back(values, 1)
+
+
+def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgentActorCritic:
+    """Actor and critic towers from the network config (same shapes for both); with
+    ``config.share_parameters=False`` each agent gets its own copy."""
     net = config.network
 
     def encoder():
         return encoder_from_config(net, batch.input_shape)
 
     head = CategoricalHead if batch.discrete else GaussianHead
-    return ActorCritic(
+    network = ActorCritic(
         encoder=encoder(),
         trunk=trunk_from_config(net),
         policy_head=head(batch.num_actions),
@@ -30,3 +126,6 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic:
         critic_trunk=trunk_from_config(net),
         value_head=ValueHead(),
     )
+    if config.share_parameters:
+        return network
+    return PerAgentActorCritic(network, batch.num_agents)

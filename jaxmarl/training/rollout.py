@@ -230,15 +230,19 @@ def episode_metrics(trajectory: Transition) -> dict[str, jax.Array]:
     """Means over the episodes that ended in ``trajectory`` (NaN-free: 0 when none ended;
     ``episodes`` says which, and ``rows_with_episodes`` drops such records from curves).
 
-    Returns ``episode_return`` (team mean of per-agent returns), ``episode_length``,
-    ``episodes`` (count) and the mean of every env info at episode ends (e.g. ``won``).
+    Returns ``episode_return`` (team mean of per-agent returns), ``episode_welfare`` (their
+    sum, the total welfare of general-sum games), ``episode_length``, ``episodes`` (count) and
+    the mean of every env info at episode ends (e.g. ``won``, Coin Game's
+    ``own_coin_fraction``).
     """
     done = trajectory.episode_done.astype(jnp.float32)  # [T, B]
     count = jnp.sum(done)
     denom = jnp.maximum(count, 1.0)
     team_return = jnp.mean(trajectory.episode_return, axis=-1)  # [T, B]
+    welfare = jnp.sum(trajectory.episode_return, axis=-1)  # [T, B]
     metrics = {
         "episode_return": jnp.sum(team_return * done) / denom,
+        "episode_welfare": jnp.sum(welfare * done) / denom,
         "episode_length": jnp.sum(trajectory.episode_length * done) / denom,
         "episodes": count,
     }

@@ -15,6 +15,7 @@ Run directory::
     RUN_DIR/wandb_id.txt       the W&B run a resumed run continues (with the wandb logger)
     RUN_DIR/checkpoints/       orbax checkpoints, step = chunks done
     RUN_DIR/learning_curve.png
+    RUN_DIR/learning_curve_{own_coin_fraction,episode_welfare}.png   social dilemmas (Coin Game)
     RUN_DIR/episode.gif        one greedy episode of seed 0 (envs that can render)
 """
 
@@ -353,6 +354,10 @@ def _mean_row(rows: list[dict]) -> dict:
     return {k: float(np.mean([row[k] for row in rows])) for k in keys}
 
 
+# An env info that marks a social dilemma (Coin Game): its runs also plot it and the welfare.
+SOCIAL_DILEMMA_METRIC = "own_coin_fraction"
+
+
 def _plot(
     run_dir: Path, history: list[dict], loggers: Sequence[str], labels: Sequence[str] = ()
 ) -> None:
@@ -382,6 +387,12 @@ def _plot(
         path=run_dir / "learning_curve.png",
         ylabel="mean episode return (per agent)",
     )
+    # Social dilemmas: the share of own coins and the total welfare, beside the return.
+    if any(SOCIAL_DILEMMA_METRIC in record for record in records):
+        for name in (SOCIAL_DILEMMA_METRIC, "episode_welfare"):
+            plot_learning_curve(
+                records, x="env_steps", y=name, path=run_dir / f"learning_curve_{name}.png"
+            )
 
 
 def _point_curves(records: list[dict], labels: Sequence[str]) -> dict[str, tuple]:
