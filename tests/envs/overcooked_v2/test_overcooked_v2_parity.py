@@ -40,8 +40,8 @@ CASES = {
         "sample_recipe_on_delivery": True,
         "random_agent_positions": True,
     },
-    "two_rooms_random_reset_start_cooking": {
-        "layout": "two_rooms",
+    "cramped_room_v2_random_reset_start_cooking": {
+        "layout": "cramped_room_v2",
         "max_steps": 60,
         "agent_view_size": 3,
         "random_reset": True,
@@ -49,7 +49,7 @@ CASES = {
     },
     "fun_coordination_permutations": {
         "layout": "fun_coordination",
-        "max_steps": 50,
+        "max_steps": 100,
         "op_ingredient_permutations": [0, 1],
     },
     "counter_circuit_random": {"layout": "counter_circuit", "max_steps": 40},
@@ -59,8 +59,10 @@ CASES = {
         "agent_view_size": 1,
         "random_reset": True,
     },
-    "long_room_single_agent": {"layout": "long_room", "max_steps": 80},
+    "long_room_single_agent": {"layout": "long_room", "max_steps": 150},
 }
+# Compiling a random-reset env takes long; CI replays one such case, the nightly run all.
+NIGHTLY = {"demo_cook_wide_view1_random_reset"}
 FIELDS = ("x", "y", "dir", "inventory", "grid", "recipe", "new_correct_delivery", "step", "obs")
 
 
@@ -114,7 +116,10 @@ def _first_mismatch(ref, ours, name):
     return int(np.argmax(diff.any(axis=1)))
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, marks=pytest.mark.nightly) if c in NIGHTLY else c for c in sorted(CASES)],
+)
 def test_matches_jaxmarl_step_by_step(case):
     ref, ours = _replay(case)
     for name in FIELDS:
@@ -138,8 +143,10 @@ def test_fixtures_cover_the_rules_they_claim():
     assert (rewards <= -20).any(), "no wrong delivery with negative_rewards"
     assert any((r["shaped"] != 0).any() for r in refs.values())
     assert all(r["dones"][:, -1].any() for r in refs.values()), "a case never ends an episode"
+    # sample_recipe_on_delivery: some delivery (not an episode start) changed the recipe.
     resampled = refs["grounded_coord_simple_view2"]
-    delivered = np.nonzero(resampled["new_correct_delivery"])[0]
-    assert delivered.size and (np.diff(resampled["recipe"]) != 0).any()
+    recipe, delivered = resampled["recipe"], resampled["new_correct_delivery"]
+    changed = (recipe[1:] != recipe[:-1]) & delivered[1:] & (resampled["step"][1:] > 0)
+    assert changed.any()
     assert refs["cramped_room_v2_cook"]["obs"].shape[2:] == (4, 5, 36)
     assert refs["grounded_coord_simple_view2"]["obs"].shape[2:] == (5, 5, 40)
