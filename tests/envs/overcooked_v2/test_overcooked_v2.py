@@ -354,3 +354,32 @@ def test_v2_modules_import_nothing_of_v1():
             for name in names:
                 if name.startswith("jaxmarl.envs.overcooked"):
                     assert name.startswith("jaxmarl.envs.overcooked.v2"), (path.name, name)
+
+
+def test_render_draws_agents_pots_timers_and_the_recipe(tmp_path):
+    from jaxmarl.envs.overcooked.v2 import render
+
+    env = kitchen_env()
+    s = setup([(1, 1), (3, 2)], [F_LEFT, F_DOWN], held=(0, PLATE), items={(2, 0): 20})
+    s = s.replace(grid=s.grid.at[0, 2, 2].set(10))  # half cooked
+    frame = render.render_frame(env, s, scale=1)
+    cell = 32
+    assert frame.shape == (4 * cell, 6 * cell, 3) and frame.dtype == np.uint8
+
+    def pixels(x, y):
+        return frame[y * cell : (y + 1) * cell, x * cell : (x + 1) * cell].reshape(-1, 3)
+
+    def has(x, y, colour):
+        return bool((pixels(x, y) == np.array(colour, np.uint8)).all(axis=1).any())
+
+    assert has(1, 1, render._AGENTS[0]) and has(3, 2, render._AGENTS[1])
+    assert not has(2, 1, render._AGENTS[0])
+    assert has(3, 2, render._PLATE)  # agent 1's plate
+    assert has(2, 0, render._TIMER) and has(2, 0, render._INGREDIENTS[0])  # pot: 0 and 1 in it
+    assert has(2, 0, render._INGREDIENTS[1]) and not has(2, 0, render._DONE)
+    # The recipe indicator shows the recipe (0, 0, 1); the unlit button does not.
+    assert has(5, 2, render._INGREDIENTS[0]) and has(5, 2, render._INGREDIENTS[1])
+    assert not has(4, 0, render._INGREDIENTS[0])
+    states = jax.tree.map(lambda *x: jnp.stack(x), s, act(s, INTERACT)[1])
+    render.save_gif(env, states, tmp_path / "episode.gif")
+    assert (tmp_path / "episode.gif").stat().st_size > 0
