@@ -589,62 +589,78 @@ class OvercookedV2(MultiAgentEnv):
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: OvercookedV2State) -> dict[str, jax.Array]:
         n = self.num_ingredients
-        static, items, extra = state.grid[..., 0], state.grid[..., 1], state.grid[..., 2]
         agents = state.agents
+        windows, top, left = self._windows(state)  # [A, h, w, 3], [A], [A]
+        static, items, extra = windows[..., 0], windows[..., 1], windows[..., 2]
 
-        # Agents: one feature vector each (position 1, facing 4, held item 2 + n) on its cell.
+        # Agents: one feature vector each (position 1, facing 4, held item 2 + n), drawn on
+        # its cell of every observer's window.
         features = jnp.concatenate(
             [
-                jnp.ones((self.num_agents, 1), jnp.int32),
-                jax.nn.one_hot(agents.dir, 4, dtype=jnp.int32),
-                item_layers(agents.inventory, n),
+                jnp.ones((self.num_agents, 1), jnp.float32),
+                jax.nn.one_hot(agents.dir, 4, dtype=jnp.float32),
+                item_layers(agents.inventory, n).astype(jnp.float32),
             ],
             axis=-1,
         )
-        rows = jnp.arange(self.height)[None, :, None] == agents.pos.y[:, None, None]
-        cols = jnp.arange(self.width)[None, None, :] == agents.pos.x[:, None, None]
-        cells = (rows & cols).astype(jnp.int32)  # [A, H, W]
-        own = cells[..., None] * features[:, None, None, :]  # [A, H, W, 7 + n]
-        others = own.sum(axis=0, keepdims=True) - own
+        height, width = static.shape[1:]
+        rows = jnp.arange(height)[None, None, :] + top[:, None, None] == agents.pos.y[None, :, None]
+        cols = jnp.arange(width)[None, None, :] + left[:, None, None] == agents.pos.x[None, :, None]
+        cells = rows[..., :, None] & cols[..., None, :]  # [observer, agent, h, w]
+        everyone = jnp.einsum("oahw,af->ohwf", cells.astype(jnp.float32), features)
+        mine = jnp.arange(self.num_agents)
+        own = cells[mine, mine][..., None] * features[:, None, None, :]
+        others = everyone - own
 
         lit = (static == L.RECIPE_INDICATOR) | ((static == L.BUTTON_RECIPE_INDICATOR) & (extra > 0))
         fixtures = static[..., None] == jnp.asarray(_STATIC_CHANNELS, jnp.int32)
         piles = static[..., None] == L.INGREDIENT_PILE_BASE + jnp.arange(n, dtype=jnp.int32)
         item_channels = item_layers(items, n)
         recipe_channels = item_layers(jnp.where(lit, state.recipe, 0), n)
+        if self.op_ingredient_permutations is not None:
+            # Channel k of each ingredient group shows ingredient permutation[k] (per observer).
+            perm = state.ingredient_permutations[:, None, None, :]  # [A, 1, 1, n]
+
+            def relabel(layers):
+                counts = jnp.take_along_axis(layers[..., -n:], perm, axis=-1)
+                return jnp.concatenate([layers[..., :-n], counts], axis=-1)
+
+            own, others, item_channels, recipe_channels = map(
+                relabel, (own, others, item_channels, recipe_channels)
+            )
+            piles = jnp.take_along_axis(piles, perm, axis=-1)
         extras = [jnp.where(static == L.POT, extra, 0)]
         if self.indicate_successful_delivery:
             extras.append(jnp.where(static == L.GOAL, state.new_correct_delivery, 0))
-        timers = jnp.stack(extras, axis=-1)
-
-        def agent_obs(own_layers, other_layers, permutation):
-            parts = [own_layers, other_layers, fixtures, piles, item_channels, recipe_channels]
-            if self.op_ingredient_permutations is not None:
-                # Channel k of each ingredient group shows ingredient permutation[k].
-                def relabel(layers):
-                    return jnp.concatenate(
-                        [layers[..., :-n], layers[..., -n:][..., permutation]], axis=-1
-                    )
-
-                parts = [relabel(p) for p in parts[:2]] + [
-                    fixtures,
-                    piles[..., permutation],
-                    relabel(item_channels),
-                    relabel(recipe_channels),
-                ]
-            parts = [p.astype(jnp.float32) for p in (*parts, timers)]
-            return jnp.concatenate(parts, axis=-1)
-
-        obs = jax.vmap(agent_obs)(own, others, state.ingredient_permutations)
-        if self.agent_view_size is not None:
-            obs = jax.vmap(self._crop)(obs, agents.pos.x, agents.pos.y)
+        parts = (own, others, fixtures, piles, item_channels, recipe_channels, *extras)
+        obs = jnp.concatenate(
+            [p.astype(jnp.float32) if p.ndim == 4 else p[..., None].astype(jnp.float32)
+             for p in parts],
+            axis=-1,
+        )  # fmt: skip
         return {agent: obs[i] for i, agent in enumerate(self.agents)}
 
-    def _crop(self, obs: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
-        """The ``2 v + 1`` square centred on ``(x, y)``; cells outside the grid are zero."""
+    def _windows(self, state: OvercookedV2State):
+        """Each agent's view of the grid and its top-left cell: ``[A, h, w, 3]``, ``[A]``, ``[A]``.
+
+        The whole grid without ``agent_view_size``; else the ``2 v + 1`` square centred on the
+        agent, where cells outside the grid read as static code -1 (no channel) and no item.
+        Cropping the 3-channel grid before building the channels does the least work.
+        """
+        if self.agent_view_size is None:
+            zeros = jnp.zeros((self.num_agents,), jnp.int32)
+            windows = jnp.broadcast_to(state.grid, (self.num_agents, *state.grid.shape))
+            return windows, zeros, zeros
         v = self.agent_view_size
-        padded = jnp.pad(obs, ((v, v), (v, v), (0, 0)))
-        return jax.lax.dynamic_slice(padded, (y, x, 0), self.obs_shape)
+        outside = jnp.array([-1, 0, 0], jnp.int32)
+        padded = jnp.pad(state.grid - outside, ((v, v), (v, v), (0, 0))) + outside
+        size = (2 * v + 1, 2 * v + 1, 3)
+
+        def window(x, y):
+            return jax.lax.dynamic_slice(padded, (y, x, jnp.int32(0)), size)
+
+        x, y = state.agents.pos.x, state.agents.pos.y
+        return jax.vmap(window)(x, y), y - v, x - v
 
     # ----------------------------------------------------------------- logging hook
     def episode_return_groups(self, state: OvercookedV2State) -> dict[str, jax.Array]:

@@ -292,7 +292,8 @@ def test_every_layout_runs_under_jit_and_vmap(name):
     obs, state = jax.jit(jax.vmap(env.reset))(keys)
     step = jax.jit(jax.vmap(env.step))
     for t in range(3):
-        actions = jax.vmap(functools.partial(random_actions, env))(keys + t, state)
+        action_keys = jax.random.split(jax.random.key(t + 1), 4)
+        actions = jax.vmap(functools.partial(random_actions, env))(action_keys, state)
         obs, state, rewards, dones, infos = step(keys, state, actions)
         for agent in env.agents:
             space = env.observation_space(agent)
