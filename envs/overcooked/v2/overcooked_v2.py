@@ -250,6 +250,7 @@ class OvercookedV2(MultiAgentEnv):
         self.enclosed_spaces = _rooms(self._static == L.EMPTY)
         self.action_set = jnp.arange(NUM_ACTIONS, dtype=jnp.int32)
 
+        self._channel_table = _channel_table(self.num_ingredients, indicate_successful_delivery)
         view = None if self.agent_view_size is None else 2 * self.agent_view_size + 1
         channels = 25 + 5 * self.num_ingredients + int(self.indicate_successful_delivery)
         self.obs_shape = (view or self.height, view or self.width, channels)
@@ -588,56 +589,46 @@ class OvercookedV2(MultiAgentEnv):
     # ----------------------------------------------------------------- observations
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: OvercookedV2State) -> dict[str, jax.Array]:
-        n = self.num_ingredients
         agents = state.agents
         windows, top, left = self._windows(state)  # [A, h, w, 3], [A], [A]
         static, items, extra = windows[..., 0], windows[..., 1], windows[..., 2]
-
-        # Agents: one feature vector each (position 1, facing 4, held item 2 + n), drawn on
-        # its cell of every observer's window.
-        features = jnp.concatenate(
-            [
-                jnp.ones((self.num_agents, 1), jnp.float32),
-                jax.nn.one_hot(agents.dir, 4, dtype=jnp.float32),
-                item_layers(agents.inventory, n).astype(jnp.float32),
-            ],
-            axis=-1,
-        )
         height, width = static.shape[1:]
+        # cells[o, a]: agent a's cell in observer o's window. Agents never share a cell, so a
+        # cell shows at most one agent's facing and held item.
         rows = jnp.arange(height)[None, None, :] + top[:, None, None] == agents.pos.y[None, :, None]
         cols = jnp.arange(width)[None, None, :] + left[:, None, None] == agents.pos.x[None, :, None]
-        cells = rows[..., :, None] & cols[..., None, :]  # [observer, agent, h, w]
-        everyone = jnp.einsum("oahw,af->ohwf", cells.astype(jnp.float32), features)
-        mine = jnp.arange(self.num_agents)
-        own = cells[mine, mine][..., None] * features[:, None, None, :]
-        others = everyone - own
-
+        cells = (rows[..., :, None] & cols[..., None, :]).astype(jnp.int32)  # [A, A, h, w]
+        own = jnp.einsum("oahw,oa->ohw", cells, jnp.eye(self.num_agents, dtype=jnp.int32))
+        anyone = cells.sum(axis=1)
         lit = (static == L.RECIPE_INDICATOR) | ((static == L.BUTTON_RECIPE_INDICATOR) & (extra > 0))
-        fixtures = static[..., None] == jnp.asarray(_STATIC_CHANNELS, jnp.int32)
-        piles = static[..., None] == L.INGREDIENT_PILE_BASE + jnp.arange(n, dtype=jnp.int32)
-        item_channels = item_layers(items, n)
-        recipe_channels = item_layers(jnp.where(lit, state.recipe, 0), n)
+        sources = (
+            jnp.ones_like(static),
+            jnp.einsum("oahw,a->ohw", cells, agents.dir),
+            jnp.einsum("oahw,a->ohw", cells, agents.inventory),
+            static,
+            items,
+            jnp.where(lit, state.recipe, 0),
+            jnp.where(static == L.POT, extra, 0),
+            jnp.where(static == L.GOAL, state.new_correct_delivery.astype(jnp.int32), 0),
+        )
+        gates = (jnp.ones_like(static), own, anyone - own)
+        # Every channel is one formula over the per-cell sources (see _channel_table), so the
+        # whole observation is one fused elementwise loop with no concatenation.
+        table = self._channel_table
+        value = sum(src[..., None] * (table["source"] == k) for k, src in enumerate(sources))
+        gate = sum(g[..., None] * (table["gate"] == k) for k, g in enumerate(gates))
+        equals, shift = table["equals"], table["shift"]
         if self.op_ingredient_permutations is not None:
-            # Channel k of each ingredient group shows ingredient permutation[k] (per observer).
-            perm = state.ingredient_permutations[:, None, None, :]  # [A, 1, 1, n]
-
-            def relabel(layers):
-                counts = jnp.take_along_axis(layers[..., -n:], perm, axis=-1)
-                return jnp.concatenate([layers[..., :-n], counts], axis=-1)
-
-            own, others, item_channels, recipe_channels = map(
-                relabel, (own, others, item_channels, recipe_channels)
-            )
-            piles = jnp.take_along_axis(piles, perm, axis=-1)
-        extras = [jnp.where(static == L.POT, extra, 0)]
-        if self.indicate_successful_delivery:
-            extras.append(jnp.where(static == L.GOAL, state.new_correct_delivery, 0))
-        parts = (own, others, fixtures, piles, item_channels, recipe_channels, *extras)
-        obs = jnp.concatenate(
-            [p.astype(jnp.float32) if p.ndim == 4 else p[..., None].astype(jnp.float32)
-             for p in parts],
-            axis=-1,
-        )  # fmt: skip
+            # Ingredient channel k of observer o shows ingredient permutation[o, k].
+            ingredient_of = table["ingredient"]
+            shown = state.ingredient_permutations[:, jnp.maximum(ingredient_of, 0)]  # [A, C]
+            relabelled = ingredient_of >= 0
+            equals = jnp.where(relabelled & (equals >= 0), L.INGREDIENT_PILE_BASE + shown, equals)
+            shift = jnp.where(relabelled & (equals < 0), 2 + 2 * shown, shift)
+            equals, shift = equals[:, None, None, :], shift[:, None, None, :]
+        bits = (value >> shift) & table["mask"]
+        obs = jnp.where(equals >= 0, value == equals, bits) * gate
+        obs = obs.astype(jnp.float32)
         return {agent: obs[i] for i, agent in enumerate(self.agents)}
 
     def _windows(self, state: OvercookedV2State):
@@ -675,6 +666,38 @@ class OvercookedV2(MultiAgentEnv):
         }
 
     episode_return_group_kind = "recipe"
+
+
+def _channel_table(num_ingredients: int, delivery_channel: bool) -> dict[str, np.ndarray]:
+    """How each observation channel is computed from the per-cell sources of ``get_obs``.
+
+    Sources: 0 one, 1 facing of the agent on the cell, 2 its held item, 3 static code, 4 item
+    on the cell, 5 recipe (on lit indicators), 6 pot timer, 7 delivery flag (on ``X``). Gates:
+    0 always, 1 the observer is on the cell, 2 another agent is. A channel's value is
+    ``(source == equals)`` when ``equals >= 0``, else ``(source >> shift) & mask``, times its
+    gate; ``ingredient`` marks the channels of ingredient ``k`` (relabelled by permutations).
+    """
+    rows = []  # (source, gate, equals, shift, mask, ingredient)
+
+    def item_channels(source, gate):
+        rows.append((source, gate, -1, 0, 1, -1))  # plate
+        rows.append((source, gate, -1, 1, 1, -1))  # cooked
+        rows.extend((source, gate, -1, 2 + 2 * k, 3, k) for k in range(num_ingredients))
+
+    for gate in (1, 2):  # the observer, then the other agents
+        rows.append((0, gate, -1, 0, 1, -1))  # position
+        rows.extend((1, gate, facing, 0, 0, -1) for facing in range(4))
+        item_channels(2, gate)
+    rows.extend((3, 0, code, 0, 0, -1) for code in _STATIC_CHANNELS)
+    rows.extend((3, 0, L.INGREDIENT_PILE_BASE + k, 0, 0, k) for k in range(num_ingredients))
+    item_channels(4, 0)
+    item_channels(5, 0)
+    rows.append((6, 0, -1, 0, -1, -1))  # pot timer, all bits
+    if delivery_channel:
+        rows.append((7, 0, -1, 0, 1, -1))
+    columns = np.array(rows, dtype=np.int32).T
+    names = ("source", "gate", "equals", "shift", "mask", "ingredient")
+    return dict(zip(names, columns))
 
 
 def _check_observation_type(observation_type, num_agents: int, force_path_planning: bool):
