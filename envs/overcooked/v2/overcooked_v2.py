@@ -105,12 +105,6 @@ def ingredient_counts(items: jax.Array, num_ingredients: int) -> jax.Array:
     return (items[..., None] >> shifts) & 3
 
 
-def item_layers(items: jax.Array, num_ingredients: int) -> jax.Array:
-    """``[..., 2 + num_ingredients]`` channels of item codes: plate, cooked, ingredient counts."""
-    flags = items[..., None] >> jnp.arange(2, dtype=jnp.int32) & 1
-    return jnp.concatenate([flags, ingredient_counts(items, num_ingredients)], axis=-1)
-
-
 @struct.dataclass
 class Position:
     """Cells of the agents: ``x`` (column) and ``y`` (row), each ``[num_agents]`` int32."""
