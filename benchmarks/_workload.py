@@ -147,9 +147,12 @@ def _checksum(tree: Any):
     return total
 
 
-def make_env(env_id: str) -> Any:
+def make_env(env_id: str, env_kwargs: dict[str, Any] | None = None) -> Any:
     """``jaxmarl.make`` of an id, of ``"<SMAX id>/<map name>"`` with that SMAX scenario, or of
     ``"overcooked/<layout>"`` with that layout.
+
+    ``env_kwargs`` (constructor keywords, e.g. an OvercookedV2 layout) go to ``jaxmarl.make``
+    on both sides alike.
 
     Both libraries export ``map_name_to_scenario`` from their SMAX package (JaxMARL:
     ``jaxmarl.environments.smax``, ours: ``jaxmarl.envs.smax``); each gets its own scenario
@@ -161,7 +164,7 @@ def make_env(env_id: str) -> Any:
 
     registered_id, _, scenario = env_id.partition("/")
     if not scenario:
-        return jaxmarl.make(registered_id)
+        return jaxmarl.make(registered_id, **(env_kwargs or {}))
     if registered_id == "overcooked":
         # "overcooked/<layout>": each library's own layout of that name.
         for module in ("jaxmarl.envs.overcooked", "jaxmarl.environments.overcooked"):
@@ -278,6 +281,7 @@ def measure(
     min_repeat_s: float = 0.2,
     seed: int = 0,
     devices: int = 1,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compile and time the rollout of ``env_id``; see the module docstring for the workload.
 
@@ -291,6 +295,7 @@ def measure(
         seed: PRNG seed.
         devices: host devices the batch is split over (``shard_over_devices``); more than 1
             needs ``device_count_flag(devices)`` before ``jax`` was first imported.
+        env_kwargs: constructor keywords for ``jaxmarl.make`` (plain ids only).
 
     Returns:
         A dict with the keys ``RESULT_KEYS``; ``status`` is ``"ok"`` or ``"unavailable"``
@@ -315,7 +320,7 @@ def measure(
         result["status"] = "unavailable"
         return result
 
-    env = make_env(env_id)
+    env = make_env(env_id, env_kwargs)
     result["state_bytes_per_env"] = state_bytes(env)
     num_agents = len(env.agents)
     if devices > 1:
@@ -393,6 +398,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--min-repeat-s", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--devices", type=int, default=1, help="host devices to split over")
+    parser.add_argument("--env-kwargs", type=json.loads, default=None, help="JSON object")
     parser.add_argument(
         "--json", action="store_true", help=f"print the result as '{RESULT_MARKER} <json>'"
     )
@@ -406,6 +412,7 @@ def main(argv: list[str] | None = None) -> None:
         min_repeat_s=args.min_repeat_s,
         seed=args.seed,
         devices=args.devices,
+        env_kwargs=args.env_kwargs,
     )
     if args.json:
         print(RESULT_MARKER, json.dumps(result), flush=True)

@@ -89,6 +89,8 @@ def run_cell(
         str(args.devices),
         "--json",
     ]
+    if args.env_kwargs:
+        command += ["--env-kwargs", json.dumps(args.env_kwargs)]
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     load_before = os.getloadavg()
     try:
@@ -346,6 +348,13 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         type=int,
         default=1,
         help="split each batch over this many XLA host devices (both sides alike)",
+    )
+    parser.add_argument(
+        "--env-kwargs",
+        type=json.loads,
+        default=None,
+        help="constructor keywords for every env, as a JSON object (both sides alike), e.g. "
+        '\'{"layout": "grounded_coord_simple", "agent_view_size": 2}\'',
     )
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per measurement")
     parser.add_argument("--out", type=Path, help="Markdown results file (JSON written beside)")

@@ -2,6 +2,13 @@
 
 Returns are the raw sums of the env's rewards (no rescaling). Per-env extras such as win rates
 come from the env's own ``infos``, not from further log wrappers.
+
+Returns per group of episodes (OvercookedV2's per-recipe returns) come from one optional hook
+on the env, so no env needs a log wrapper of its own: an env that defines
+``episode_return_groups(state) -> {group name: bool []}`` (the groups the running episode
+belongs to, read from the state before each step) and ``episode_return_group_kind`` (a word,
+e.g. ``"recipe"``) gets ``infos["returned_episode_<kind>_returns"]``: per group, the
+``[num_agents]`` return of the last finished episode of that group (zeros before one).
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ class LogEnvState:
         episode_lengths: ``[num_agents]`` int32, steps so far in the running episode.
         returned_episode_returns: ``[num_agents]`` float32, return of the last finished episode.
         returned_episode_lengths: ``[num_agents]`` int32, length of the last finished episode.
+        returned_episode_group_returns: group name -> ``[num_agents]`` float32, return of the
+            last finished episode of that group (empty unless the env has the groups hook).
     """
 
     env_state: Any
@@ -35,6 +44,7 @@ class LogEnvState:
     episode_lengths: jax.Array
     returned_episode_returns: jax.Array
     returned_episode_lengths: jax.Array
+    returned_episode_group_returns: dict[str, jax.Array] = struct.field(default_factory=dict)
 
 
 class LogWrapper(Wrapper):
@@ -65,8 +75,13 @@ class LogWrapper(Wrapper):
             episode_lengths=zeros_i,
             returned_episode_returns=zeros_f,
             returned_episode_lengths=zeros_i,
+            returned_episode_group_returns={name: zeros_f for name in self._groups(env_state)},
         )
         return obs, state
+
+    def _groups(self, env_state: Any) -> dict[str, jax.Array]:
+        groups = getattr(self._env, "episode_return_groups", None)
+        return {} if groups is None else groups(env_state)
 
     @partial(jax.jit, static_argnums=(0,), static_argnames=("with_terminal_obs",))
     def step(
@@ -84,6 +99,12 @@ class LogWrapper(Wrapper):
         episode_done = dones["__all__"]
         returns = state.episode_returns + self.logged_rewards(rewards)
         lengths = state.episode_lengths + 1
+        # Groups of the episode that ends, read from the state before this step (JaxMARL's).
+        member = self._groups(state.env_state)
+        group_returns = {
+            name: jnp.where(episode_done & member[name], returns, previous)
+            for name, previous in state.returned_episode_group_returns.items()
+        }
         # ``replace`` keeps a subclass's extra fields (jaxmarl.wrappers.baselines.SMAXLogWrapper).
         state = state.replace(
             env_state=env_state,
@@ -95,6 +116,7 @@ class LogWrapper(Wrapper):
             returned_episode_lengths=jnp.where(
                 episode_done, lengths, state.returned_episode_lengths
             ),
+            returned_episode_group_returns=group_returns,
         )
         state, extra_infos = self.record_extras(state, rewards, dones, infos)
         if self.replace_info:
@@ -108,6 +130,9 @@ class LogWrapper(Wrapper):
         infos["returned_episode_returns"] = state.returned_episode_returns
         infos["returned_episode_lengths"] = state.returned_episode_lengths
         infos["returned_episode"] = jnp.full((self._env.num_agents,), episode_done)
+        if group_returns:
+            kind = getattr(self._env, "episode_return_group_kind", "group")
+            infos[f"returned_episode_{kind}_returns"] = group_returns
         infos.update(extra_infos)
         return obs, state, rewards, dones, infos
 
