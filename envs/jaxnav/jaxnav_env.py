@@ -334,10 +334,7 @@ class JaxNav(MultiAgentEnv):
         pos, theta, vel = self.move(old.pos, old.theta, old.vel, command, frozen)
         step = old.step + 1
         active = ~old.done
-        map_hits = jax.vmap(self.map_obj.map_collision, in_axes=(0, 0, None))(
-            pos, theta, old.map_data
-        )
-        map_hits = map_hits & active
+        map_hits = self.map_obj.map_collision(pos, theta, old.map_data) & active
         agent_hits = self.map_obj.agent_collisions(pos, theta) & active
         collisions = map_hits | agent_hits
         at_goal = (jnp.linalg.norm(pos - old.goal, axis=1) <= self.goal_radius) & active
@@ -379,12 +376,15 @@ class JaxNav(MultiAgentEnv):
     def individual_rewards(self, old: State, new: State, command, collisions, goal_reached):
         """``[n]`` float32 reward of each robot before team mixing (JaxMARL's terms)."""
         progress = self.weight_g * (
-            jnp.linalg.norm(old.pos - old.goal, axis=1) - jnp.linalg.norm(new.pos - old.goal, axis=1)
+            jnp.linalg.norm(old.pos - old.goal, axis=1)
+            - jnp.linalg.norm(new.pos - old.goal, axis=1)
         )
         not_before = (~old.goal_reached).astype(jnp.float32)
         r_goal = jnp.where(goal_reached, self.goal_rew, progress) * not_before
         r_coll = collisions * self.coll_rew * (~old.move_term)
-        r_turn = jnp.where(jnp.abs(command[:, 1]) > self.lim_w, self.weight_w * jnp.abs(command[:, 1]), 0.0)
+        r_turn = jnp.where(
+            jnp.abs(command[:, 1]) > self.lim_w, self.weight_w * jnp.abs(command[:, 1]), 0.0
+        )
         r_time = self.dt_rew * (~(old.goal_reached | old.move_term))
         r_lidar = self.too_close(new) * self.lidar_rew
         total = r_goal + r_coll + r_turn + r_time + r_lidar
@@ -438,25 +438,21 @@ class JaxNav(MultiAgentEnv):
         spacing = float(self.lidar_ranges[1] - self.lidar_ranges[0]) if full > 1 else 0.0
         skip = jnp.eye(self.num_agents, dtype=jnp.bool_)
 
-        def one(pos, theta, skip_row):
-            angles = jnp.asarray(self.lidar_angles) + theta
-            wall = _lidar.wall_sample_index(
-                pos, angles, state.map_data, self.map_obj.cell_size, spacing, num_samples
-            )
-            robot = _lidar.robot_sample_index(
-                pos,
-                angles,
-                state.pos,
-                state.theta,
-                skip_row,
-                self.map_obj,
-                float(self.lidar_ranges[-1]),
-                self.lidar_range_resolution,
-                num_samples,
-            )
-            return jnp.minimum(wall, robot)
-
-        return jax.vmap(one)(state.pos, state.theta, skip)
+        angles = jnp.asarray(self.lidar_angles) + state.theta[:, None]  # [n, B]
+        wall = _lidar.wall_sample_index(
+            state.pos, angles, state.map_data, self.map_obj.cell_size, spacing, num_samples
+        )
+        robot = _lidar.robot_sample_index(
+            state.pos,
+            state.theta,
+            angles,
+            skip,
+            self.map_obj,
+            float(self.lidar_ranges[-1]),
+            self.lidar_range_resolution,
+            num_samples,
+        )
+        return jnp.minimum(wall, robot)
 
     def lidar(self, state: State) -> jax.Array:
         """``[n, beams]`` float32 ranges (m), ``lidar_max_range`` where nothing is hit."""
@@ -479,7 +475,7 @@ class JaxNav(MultiAgentEnv):
         vel = state.vel
         delta = state.goal - state.pos
         goal_dist = jnp.clip(jnp.linalg.norm(delta, axis=1), 0, self.lidar_max_range)
-        bearing = jax.vmap(wrap)(jnp.arctan2(delta[:, 1], delta[:, 0]) - state.theta)
+        bearing = wrap(jnp.arctan2(delta[:, 1], delta[:, 0]) - state.theta)
         lam = jnp.broadcast_to(state.rew_lambda, (self.num_agents,))
         if self.normalise_obs:
             ranges = ranges / self.lidar_max_range - 0.5

@@ -36,27 +36,29 @@ def wall_sample_index(
     """Index of the first sample inside a wall along each beam, ``num_samples`` if none.
 
     Args:
-        pos: ``[2]`` float32 beam origin (m).
-        angles: ``[B]`` float32 beam directions (rad, world frame).
+        pos: ``[..., 2]`` float32 beam origins (m).
+        angles: ``[..., B]`` float32 beam directions (rad, world frame).
         map_data: ``[H, W]`` int32 occupancy grid; cells outside it count as walls.
         cell_size: cell side (m).
         spacing: distance between samples (m).
         num_samples: samples per beam.
 
     Returns:
-        ``[B]`` int32.
+        ``[..., B]`` int32.
     """
     height, width = map_data.shape
     max_range = spacing * (num_samples - 1)
     cos, sin = jnp.cos(angles), jnp.sin(angles)
-    origin = pos / cell_size
-    cell = jnp.floor(origin).astype(jnp.int32)  # [2]
+    origin_x = (pos[..., 0:1] / cell_size) + jnp.zeros_like(angles)  # [..., B]
+    origin_y = (pos[..., 1:2] / cell_size) + jnp.zeros_like(angles)
+    cell_x = jnp.floor(origin_x).astype(jnp.int32)
+    cell_y = jnp.floor(origin_y).astype(jnp.int32)
     step_x = jnp.where(cos > 0, 1, -1)
     step_y = jnp.where(sin > 0, 1, -1)
     inv_x = jnp.where(cos == 0, jnp.inf, cell_size / jnp.abs(cos))  # metres per cell in x
     inv_y = jnp.where(sin == 0, jnp.inf, cell_size / jnp.abs(sin))
-    frac_x = jnp.where(cos > 0, cell[0] + 1 - origin[0], origin[0] - cell[0])
-    frac_y = jnp.where(sin > 0, cell[1] + 1 - origin[1], origin[1] - cell[1])
+    frac_x = jnp.where(cos > 0, cell_x + 1 - origin_x, origin_x - cell_x)
+    frac_y = jnp.where(sin > 0, cell_y + 1 - origin_y, origin_y - cell_y)
     next_x = frac_x * inv_x  # distance (m) to the next vertical cell edge
     next_y = frac_y * inv_y
     # A beam of length L crosses at most L (|cos| + |sin|) / cell_size + 1 edges.
@@ -79,8 +81,8 @@ def wall_sample_index(
         return (ix, iy, t_out, next_x, next_y, first), None
 
     start = (
-        jnp.broadcast_to(cell[0], angles.shape),
-        jnp.broadcast_to(cell[1], angles.shape),
+        cell_x,
+        cell_y,
         jnp.zeros(angles.shape, jnp.float32),
         next_x,
         next_y,
@@ -92,9 +94,8 @@ def wall_sample_index(
 
 def robot_sample_index(
     pos: jax.Array,
+    theta: jax.Array,
     angles: jax.Array,
-    others_pos: jax.Array,
-    others_theta: jax.Array,
     skip: jax.Array,
     grid: GridMap,
     max_range: float,
@@ -103,39 +104,40 @@ def robot_sample_index(
 ) -> jax.Array:
     """Sample index at which each beam first meets another robot, ``num_samples`` if none.
 
-    JaxMARL's rule: the beam is the segment from ``pos`` to ``max_range`` along it; the index
-    is ``floor(distance / range_resolution)`` of the nearest crossing with another robot's
-    outline (polygon edges, or the near side of a disc).
+    JaxMARL's rule: the beam is the segment from the robot's centre to ``max_range`` along
+    it; the index is ``floor(distance / range_resolution)`` of the nearest crossing with
+    another robot's outline (polygon edges, or the near side of a disc).
 
     Args:
-        pos: ``[2]`` beam origin; angles: ``[B]`` beam directions.
-        others_pos, others_theta: ``[n, 2]``, ``[n]`` every robot's pose.
-        skip: ``[n]`` bool, robots not to see (the robot itself).
+        pos: ``[n, 2]`` robot centres; theta: ``[n]`` headings.
+        angles: ``[n, B]`` beam directions per robot.
+        skip: ``[n, n]`` bool, ``skip[i, j]``: robot ``i`` does not see robot ``j``.
         grid: the map (footprint and radius).
 
     Returns:
-        ``[B]`` int32.
+        ``[n, B]`` int32.
     """
-    end = jnp.stack([max_range * jnp.cos(angles) + pos[0], max_range * jnp.sin(angles) + pos[1]], -1)
-    d = end - pos  # [B, 2]
+    x1 = pos[:, 0, None, None]  # [n, 1, 1]  (observer, beam, other robot)
+    y1 = pos[:, 1, None, None]
+    x2 = max_range * jnp.cos(angles)[..., None] + x1  # [n, B, 1], JaxMARL's beam end point
+    y2 = max_range * jnp.sin(angles)[..., None] + y1
+    dx, dy = x2 - x1, y2 - y1
     if grid.footprint == "circle":
-        f = pos - others_pos  # [n, 2]
-        a = jnp.sum(d * d, -1)[:, None]  # [B, 1]
-        b = 2 * (d @ f.T)  # [B, n]
-        c = jnp.sum(f * f, -1)[None, :] - grid.rad**2
+        fx = x1 - pos[None, None, :, 0]  # [n, 1, m]
+        fy = y1 - pos[None, None, :, 1]
+        a = dx * dx + dy * dy
+        b = 2 * (fx * dx + fy * dy)  # [n, B, m]
+        c = fx * fx + fy * fy - grid.rad**2
         disc = b**2 - 4 * a * c
         t1 = (-b - jnp.sqrt(disc)) / (2 * a)
         miss = (disc < 0) | (t1 < 0) | (t1 > 1)
-        dist = jnp.linalg.norm(t1[..., None] * d[:, None, :], axis=-1)
+        dist = jnp.sqrt((t1 * dx) ** 2 + (t1 * dy) ** 2)
     else:
-        coords = jnp.asarray(grid.coords, jnp.float32)
-        verts = jax.vmap(footprint_vertices, in_axes=(0, 0, None))(others_pos, others_theta, coords)
-        p3 = verts[:, None, :, :]  # [n, 1, V, 2]
-        p4 = jnp.roll(verts, -1, axis=1)[:, None, :, :]
-        x1, y1 = pos[0], pos[1]
-        x2 = end[None, :, None, 0]  # [1, B, 1]
-        y2 = end[None, :, None, 1]
-        x3, y3, x4, y4 = p3[..., 0], p3[..., 1], p4[..., 0], p4[..., 1]
+        verts = footprint_vertices(pos, theta, jnp.asarray(grid.coords, jnp.float32))  # [m, V, 2]
+        ends = jnp.roll(verts, -1, axis=1)
+        x3, y3 = verts[None, None, :, :, 0], verts[None, None, :, :, 1]  # [1, 1, m, V]
+        x4, y4 = ends[None, None, :, :, 0], ends[None, None, :, :, 1]
+        x1, y1, x2, y2 = (v[..., None] for v in (x1, y1, x2, y2))  # [n, B, 1, 1]
         den = (y4 - y3) * (x2 - x1) - (x4 - x3) * (y2 - y1)
         u_a = ((x4 - x3) * (y1 - y3) - (y4 - y3) * (x1 - x3)) / den
         u_b = ((x2 - x1) * (y1 - y3) - (y2 - y1) * (x1 - x3)) / den
@@ -143,9 +145,8 @@ def robot_sample_index(
         hit_x = x1 + u_a * (x2 - x1)
         hit_y = y1 + u_a * (y2 - y1)
         edge_dist = jnp.sqrt((hit_x - x1) ** 2 + (hit_y - y1) ** 2)
-        edge_dist = jnp.where(crosses, edge_dist, jnp.inf)
-        dist = jnp.min(edge_dist, axis=-1).T  # [B, n]
+        dist = jnp.min(jnp.where(crosses, edge_dist, jnp.inf), axis=-1)  # [n, B, m]
         miss = ~jnp.isfinite(dist)
     index = jnp.floor(dist / range_resolution)
-    index = jnp.where(miss | skip[None, :] | (index >= num_samples), num_samples, index)
-    return jnp.min(index, axis=1).astype(jnp.int32)
+    index = jnp.where(miss | skip[:, None, :] | (index >= num_samples), num_samples, index)
+    return jnp.min(index, axis=-1).astype(jnp.int32)

@@ -37,56 +37,53 @@ MAP_IDS = (
     "Grid-Rand-Poly-Single",
     "Grid-Buffer",
 )
-# Bounded retries before a whole scenario (map and cases) is drawn again: an empty map always
-# admits a case, so sampling ends (JaxMARL's loops can spin forever on a blocked map).
-MAX_PAIR_ATTEMPTS = 64
+# Start/goal pairs drawn at once per agent; if none is valid the whole scenario (map and
+# cases) is drawn again. An empty map always admits a case, so sampling ends (JaxMARL's
+# loops can spin forever on a blocked map).
+CANDIDATES = 32
 # Goal discs are checked against walls with this radius (JaxMARL's ``Map.goal_radius``).
 GOAL_CLEARANCE = 0.3
 _NEIGHBOURS = ((0, 1), (0, -1), (1, 0), (-1, 0))
 
 
-def rotation(theta: jax.Array) -> jax.Array:
-    """``[2, 2]`` rotation matrix by ``theta`` radians (counter-clockwise)."""
-    c, s = jnp.cos(theta), jnp.sin(theta)
-    return jnp.array([[c, -s], [s, c]])
-
-
 def footprint_vertices(pos: jax.Array, theta: jax.Array, coords: jax.Array) -> jax.Array:
-    """World coordinates ``[V, 2]`` of a polygon robot at ``pos`` ``[2]`` with heading ``theta``."""
-    return coords @ rotation(theta).T + pos
+    """World vertices ``[..., V, 2]`` of polygon robots at ``pos`` ``[..., 2]``, ``theta``."""
+    c, s = jnp.cos(theta)[..., None], jnp.sin(theta)[..., None]
+    x = c * coords[:, 0] - s * coords[:, 1] + pos[..., None, 0]
+    y = s * coords[:, 0] + c * coords[:, 1] + pos[..., None, 1]
+    return jnp.stack([x, y], axis=-1)
 
 
 def edge_normals(vertices: jax.Array) -> jax.Array:
-    """Unnormalised outward-or-inward normals ``[V, 2]`` of a closed polygon's edges."""
-    edges = vertices - jnp.roll(vertices, 1, axis=0)
-    return jnp.stack([edges[:, 1], -edges[:, 0]], axis=-1)
+    """Unnormalised normals ``[..., V, 2]`` of the edges of closed polygons ``[..., V, 2]``."""
+    edges = vertices - jnp.roll(vertices, 1, axis=-2)
+    return jnp.stack([edges[..., 1], -edges[..., 0]], axis=-1)
 
 
 def convex_overlap(a: jax.Array, b: jax.Array) -> jax.Array:
-    """Whether closed convex polygons ``a`` ``[V, 2]`` and ``b`` ``[U, 2]`` intersect (SAT).
+    """Whether closed convex polygons ``a`` ``[..., V, 2]`` and ``b`` ``[..., U, 2]`` intersect.
 
-    Touching counts as overlapping, as in JaxMARL's edge-intersection tests.
+    Separating-axis test over both polygons' edge normals; touching counts as overlapping,
+    as in JaxMARL's edge-intersection tests. Leading dimensions broadcast.
     """
-    axes = jnp.concatenate([edge_normals(a), edge_normals(b)])  # [V + U, 2]
-    pa, pb = a @ axes.T, b @ axes.T  # [V, K], [U, K]
-    separated = (pa.max(0) < pb.min(0)) | (pb.max(0) < pa.min(0))
-    return ~jnp.any(separated)
+    lead = jnp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    normals_a = jnp.broadcast_to(edge_normals(a), lead + a.shape[-2:])
+    normals_b = jnp.broadcast_to(edge_normals(b), lead + b.shape[-2:])
+    axes = jnp.concatenate([normals_a, normals_b], axis=-2)  # [..., V + U, 2]
+    pa = jnp.einsum("...vd,...kd->...vk", a, axes)
+    pb = jnp.einsum("...ud,...kd->...uk", b, axes)
+    separated = (pa.max(-2) < pb.min(-2)) | (pb.max(-2) < pa.min(-2))
+    return ~jnp.any(separated, axis=-1)
 
 
-def polygon_cell_overlap(vertices: jax.Array, cell: jax.Array, size: float) -> jax.Array:
-    """Whether a convex polygon ``[V, 2]`` touches the square cell with corner ``cell`` ``[2]``."""
-    square = cell + size * jnp.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0]])
-    return convex_overlap(vertices, square)
-
-
-def disc_cell_overlap(pos: jax.Array, rad: float, cell: jax.Array, size: float) -> jax.Array:
-    """Whether the disc at ``pos`` of radius ``rad`` touches the cell with corner ``cell``."""
-    nearest = jnp.clip(pos, cell, cell + size)
-    return jnp.linalg.norm(nearest - pos) <= rad
+def cell_squares(cells: jax.Array, size: float) -> jax.Array:
+    """Corners ``[..., 4, 2]`` of square cells with lower-left corners ``cells`` ``[..., 2]``."""
+    corners = jnp.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0]], jnp.float32)
+    return cells[..., None, :] + size * corners
 
 
 def component_mask(free: jax.Array, start: jax.Array) -> jax.Array:
-    """Cells ``[H, W]`` bool 4-connected to cell ``start`` (``[x, y]`` int) through ``free`` cells."""
+    """Cells ``[H, W]`` bool 4-connected to cell ``start`` (``[x, y]``) through ``free`` cells."""
     height, width = free.shape
     seed = jnp.zeros_like(free).at[start[1], start[0]].set(True) & free
 
@@ -163,37 +160,36 @@ class GridMap:
             reach = float(np.max(np.linalg.norm(self.coords, axis=1)))
         return int(np.ceil(reach / self.cell_size))
 
+    def _window_cells(self, pos: jax.Array, window: int) -> tuple[jax.Array, jax.Array]:
+        """Cell indices ``[..., C, 2]`` (x, y) around ``pos`` ``[..., 2]`` and their corners (m)."""
+        offsets = np.arange(-window, window + 1)
+        grid = np.stack(np.meshgrid(offsets, offsets), -1).reshape(-1, 2)  # [C, 2]
+        base = jnp.floor(pos / self.cell_size).astype(jnp.int32)
+        cells = base[..., None, :] + grid
+        return cells, cells.astype(jnp.float32) * self.cell_size
+
     def map_collision(self, pos: jax.Array, theta: jax.Array, map_data: jax.Array) -> jax.Array:
-        """Whether a robot at ``pos`` ``[2]``, heading ``theta`` touches a wall cell (bool)."""
+        """Whether robots at ``pos`` ``[..., 2]``, heading ``theta`` ``[...]`` touch a wall."""
         if self.footprint == "circle":
             return self.disc_map_collision(pos, self.rad, map_data)
         vertices = footprint_vertices(pos, theta, jnp.asarray(self.coords, jnp.float32))
-        offsets = jnp.arange(-self.window, self.window + 1)
-        base = jnp.floor(pos / self.cell_size).astype(jnp.int32)
-        xs = (base[0] + offsets)[None, :].repeat(offsets.size, 0).ravel()
-        ys = (base[1] + offsets)[:, None].repeat(offsets.size, 1).ravel()
-        cells = jnp.stack([xs, ys], -1).astype(jnp.float32) * self.cell_size
-        touch = jax.vmap(polygon_cell_overlap, in_axes=(None, 0, None))(
-            vertices, cells, self.cell_size
-        )
-        return jnp.any(touch & self._occupied(map_data, xs, ys))
+        cells, corners = self._window_cells(pos, self.window)
+        touch = convex_overlap(vertices[..., None, :, :], cell_squares(corners, self.cell_size))
+        return jnp.any(touch & self._occupied(map_data, cells), axis=-1)
 
     def disc_map_collision(self, pos: jax.Array, rad: Any, map_data: jax.Array) -> jax.Array:
-        """Whether the disc at ``pos`` of radius ``rad`` touches a wall cell (bool)."""
+        """Whether discs at ``pos`` ``[..., 2]`` of radius ``rad`` touch a wall cell."""
         window = int(np.ceil(max(self.rad * self.start_pad, GOAL_CLEARANCE) / self.cell_size))
-        offsets = jnp.arange(-window, window + 1)
-        base = jnp.floor(pos / self.cell_size).astype(jnp.int32)
-        xs = (base[0] + offsets)[None, :].repeat(offsets.size, 0).ravel()
-        ys = (base[1] + offsets)[:, None].repeat(offsets.size, 1).ravel()
-        cells = jnp.stack([xs, ys], -1).astype(jnp.float32) * self.cell_size
-        touch = jax.vmap(disc_cell_overlap, in_axes=(None, None, 0, None))(
-            pos, rad, cells, self.cell_size
-        )
-        return jnp.any(touch & self._occupied(map_data, xs, ys))
+        cells, corners = self._window_cells(pos, window)
+        centre = pos[..., None, :]
+        nearest = jnp.clip(centre, corners, corners + self.cell_size)
+        touch = jnp.linalg.norm(nearest - centre, axis=-1) <= rad
+        return jnp.any(touch & self._occupied(map_data, cells), axis=-1)
 
-    def _occupied(self, map_data: jax.Array, xs: jax.Array, ys: jax.Array) -> jax.Array:
-        """Wall flags of cells ``(xs, ys)``; cells outside the grid count as free (JaxMARL)."""
+    def _occupied(self, map_data: jax.Array, cells: jax.Array) -> jax.Array:
+        """Wall flags of cells ``[..., 2]`` (x, y); cells outside the grid count as free."""
         height, width = map_data.shape
+        xs, ys = cells[..., 0], cells[..., 1]
         inside = (xs >= 0) & (xs < width) & (ys >= 0) & (ys < height)
         return inside & (map_data[jnp.clip(ys, 0, height - 1), jnp.clip(xs, 0, width - 1)] == 1)
 
@@ -206,11 +202,8 @@ class GridMap:
             dist = jnp.linalg.norm(pos[:, None] - pos[None], axis=-1)
             touch = dist <= 2 * self.rad
         else:
-            coords = jnp.asarray(self.coords, jnp.float32)
-            vertices = jax.vmap(footprint_vertices, in_axes=(0, 0, None))(pos, theta, coords)
-            touch = jax.vmap(jax.vmap(convex_overlap, in_axes=(None, 0)), in_axes=(0, None))(
-                vertices, vertices
-            )
+            vertices = footprint_vertices(pos, theta, jnp.asarray(self.coords, jnp.float32))
+            touch = convex_overlap(vertices[:, None], vertices[None, :])
         return jnp.any(touch & ~jnp.eye(n, dtype=jnp.bool_), axis=1)
 
     # ------------------------------------------------------------------ maps
@@ -224,17 +217,29 @@ class GridMap:
         """Exclusive upper bound of the number of random inner walls (JaxMARL's ``n_clutter``)."""
         return int(np.floor((self.width - 2) * (self.height - 2) * self.fill))
 
+    @property
+    def map_draws(self) -> int:
+        """Uniform numbers one map needs."""
+        return 1 if self.fixed_maps is not None else 1 + (self.width - 2) * (self.height - 2)
+
     def sample_map(self, key: jax.Array) -> jax.Array:
         """Draw an ``[H, W]`` int32 map."""
+        return self.map_from_uniform(jax.random.uniform(key, (self.map_draws,)))
+
+    def map_from_uniform(self, u: jax.Array) -> jax.Array:
+        """The map for uniform draws ``u`` ``[map_draws]``.
+
+        Random maps: ``floor(u[0] * max_walls)`` inner walls (JaxMARL: ``randint(0,
+        n_clutter)``) on uniformly chosen cells: the cells with the smallest ``u[1:]``.
+        """
         if self.fixed_maps is not None:
             maps = jnp.asarray(self.fixed_maps, jnp.int32)
-            return maps[jax.random.randint(key, (), 0, maps.shape[0])]
-        count_key, perm_key = jax.random.split(key)
-        inner = (self.width - 2) * (self.height - 2)
-        num_walls = jax.random.randint(count_key, (), 0, max(self.max_walls, 1))
-        walls = (jnp.arange(inner) < num_walls).astype(jnp.int32)
-        walls = jax.random.permutation(perm_key, walls).reshape(self.height - 2, self.width - 2)
-        grid = self.base_grid().at[1:-1, 1:-1].set(walls)
+            return maps[jnp.minimum((u[0] * maps.shape[0]).astype(jnp.int32), maps.shape[0] - 1)]
+        num_walls = jnp.minimum((u[0] * max(self.max_walls, 1)).astype(jnp.int32), self.max_walls)
+        cells = u[1:]
+        threshold = jnp.sort(cells)[jnp.minimum(num_walls, cells.size - 1)]
+        walls = ((cells < threshold) | (num_walls >= cells.size)).astype(jnp.int32)
+        grid = self.base_grid().at[1:-1, 1:-1].set(walls.reshape(self.height - 2, self.width - 2))
         if self.smoothing is not None:
             grid = self._smooth(grid)
         return grid
@@ -264,37 +269,55 @@ class GridMap:
     def sample_scenario(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Draw a map and a case ``[n, 2, 3]`` (per agent: start and goal ``(x, y, theta)``).
 
-        Draws again (map included) until every agent has a valid start and goal.
+        Draws again, map included, until every agent has a valid start and goal. All the
+        numbers of one draw come from one ``uniform`` call: on CPU each PRNG call is a sizeable
+        program of its own to compile and run.
         """
-
-        def attempt(key):
-            map_key, case_key = jax.random.split(key)
-            map_data = self.sample_map(map_key)
-            valid, case = self.sample_case(case_key, map_data)
-            return valid, map_data, case
 
         def cond(carry):
             return ~carry[0]
 
         def body(carry):
             _, key, _, _ = carry
-            key, sub = jax.random.split(key)
-            valid, map_data, case = attempt(sub)
+            key, draw_key = jax.random.split(key)
+            u = jax.random.uniform(draw_key, (self.map_draws + self.case_draws,))
+            map_data = self.map_from_uniform(u[: self.map_draws])
+            valid, case = self.case_from_uniform(u[self.map_draws :], map_data)
             return valid, key, map_data, case
 
-        key, sub = jax.random.split(key)
-        valid, map_data, case = attempt(sub)
-        _, _, map_data, case = jax.lax.while_loop(cond, body, (valid, key, map_data, case))
+        start = (
+            jnp.bool_(False),
+            key,
+            jnp.zeros((self.height, self.width), jnp.int32),
+            jnp.zeros((self.num_agents, 2, 3), jnp.float32),
+        )
+        _, _, map_data, case = jax.lax.while_loop(cond, body, start)
         return map_data, case
+
+    @property
+    def case_draws(self) -> int:
+        """Uniform numbers one case needs."""
+        if self.sample_test_case_type == "grid":
+            return self.num_agents * (2 * self.width * self.height + 2)
+        return self.num_agents * CANDIDATES * 6
 
     def sample_case(self, key: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Draw starts and goals on ``map_data``: ``(valid, case [n, 2, 3])``."""
-        if self.sample_test_case_type == "grid":
-            return self._grid_case(key, map_data)
-        return self._random_case(key, map_data)
+        return self.case_from_uniform(jax.random.uniform(key, (self.case_draws,)), map_data)
 
-    def _random_case(self, key: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Continuous starts and goals by rejection, agent after agent (JaxMARL's ``random``)."""
+    def case_from_uniform(self, u: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Starts and goals for uniform draws ``u`` ``[case_draws]``: ``(valid, case)``."""
+        if self.sample_test_case_type == "grid":
+            return self._grid_case(u.reshape(self.num_agents, -1), map_data)
+        return self._random_case(u.reshape(self.num_agents, CANDIDATES, 6), map_data)
+
+    def _random_case(self, u: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Continuous starts and goals, agent after agent (JaxMARL's ``random`` cases).
+
+        Each agent takes the first valid of ``CANDIDATES`` pairs (JaxMARL redraws one pair at
+        a time until one is valid: the same distribution, without a loop). ``u``:
+        ``[n, CANDIDATES, 6]`` uniforms.
+        """
         size = jnp.asarray(self.size_m)
         low, high = self.cell_size + self.rad, size - self.cell_size - self.rad
         min_dist = self.min_dist_to_goal if self.min_dist_to_goal is not None else 1 + self.rad
@@ -304,49 +327,40 @@ class GridMap:
             else self.height * self.cell_size - 1 - self.rad
         )
         clear = self.rad * self.start_pad
-        far = jnp.full((2, 3), 1e6, jnp.float32)
 
-        def draw(key):
-            start_key, dist_key, angle_key, theta_key = jax.random.split(key, 4)
-            start = jax.random.uniform(start_key, (2,), minval=low, maxval=high)
-            dist = jax.random.uniform(dist_key, (), minval=min_dist, maxval=max_dist)
-            angle = jax.random.uniform(angle_key, (), minval=-jnp.pi, maxval=jnp.pi)
-            goal = jnp.clip(start + dist * jnp.array([jnp.cos(angle), jnp.sin(angle)]), low, high)
-            theta = jax.random.uniform(theta_key, (2,), minval=-jnp.pi, maxval=jnp.pi)
-            return jnp.concatenate([jnp.stack([start, goal]), theta[:, None]], axis=1)
+        def draw(u):
+            start = low + u[:, 0:2] * (high - low)
+            dist = min_dist + u[:, 2:3] * (max_dist - min_dist)
+            angle = jnp.pi * (2 * u[:, 3:4] - 1)
+            offset = dist * jnp.concatenate([jnp.cos(angle), jnp.sin(angle)], -1)
+            goal = jnp.clip(start + offset, low, high)
+            theta = jnp.pi * (2 * u[:, 4:6] - 1)
+            return jnp.concatenate([jnp.stack([start, goal], 1), theta[..., None]], -1)
 
-        def invalid(pair, case):
-            start, goal = pair[0, :2], pair[1, :2]
+        def valid(pairs, case, placed):
+            start, goal = pairs[:, 0, :2], pairs[:, 1, :2]
             walls = self.disc_map_collision(start, clear, map_data) | self.disc_map_collision(
                 goal, GOAL_CLEARANCE, map_data
             )
-            near_start = jnp.any(jnp.linalg.norm(case[:, 0, :2] - start, axis=1) <= 2 * clear)
-            near_goal = jnp.any(jnp.linalg.norm(case[:, 1, :2] - goal, axis=1) <= 2 * clear)
-            bad = walls | near_start | near_goal | (jnp.linalg.norm(start - goal) <= 2 * self.rad)
+            gap_start = jnp.linalg.norm(start[:, None] - case[None, :, 0, :2], axis=-1)
+            gap_goal = jnp.linalg.norm(goal[:, None] - case[None, :, 1, :2], axis=-1)
+            crowded = jnp.any(((gap_start <= 2 * clear) | (gap_goal <= 2 * clear)) & placed, -1)
+            near = jnp.linalg.norm(start - goal, axis=-1) <= 2 * self.rad
+            ok = ~(walls | crowded | near)
             if self.valid_path_check:
-                bad = bad | ~self._connected(map_data, start, goal)
-            return bad
+                ok = ok & jax.vmap(self._connected, in_axes=(None, 0, 0))(map_data, start, goal)
+            return ok
 
         def place(carry, xs):
             case, ok = carry
-            agent_key, index = xs
+            agent_u, index = xs
+            pairs = draw(agent_u)
+            good = valid(pairs, case, jnp.arange(self.num_agents) < index)
+            pick = jnp.argmax(good)
+            return (case.at[index].set(pairs[pick]), ok & good[pick]), None
 
-            def cond(c):
-                tries, _, pair = c
-                return (tries < MAX_PAIR_ATTEMPTS) & invalid(pair, case)
-
-            def body(c):
-                tries, key, _ = c
-                key, sub = jax.random.split(key)
-                return tries + 1, key, draw(sub)
-
-            key, sub = jax.random.split(agent_key)
-            tries, _, pair = jax.lax.while_loop(cond, body, (jnp.int32(1), key, draw(sub)))
-            ok = ok & ~invalid(pair, case)
-            return (case.at[index].set(pair), ok), None
-
-        case = jnp.broadcast_to(far, (self.num_agents, 2, 3))
-        xs = (jax.random.split(key, self.num_agents), jnp.arange(self.num_agents))
+        case = jnp.zeros((self.num_agents, 2, 3), jnp.float32)
+        xs = (u, jnp.arange(self.num_agents))
         (case, ok), _ = jax.lax.scan(place, (case, jnp.bool_(True)), xs)
         return ok, case
 
@@ -356,51 +370,39 @@ class GridMap:
         goal_cell = cell(goal)
         return region[goal_cell[1], goal_cell[0]]
 
-    def _grid_case(self, key: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Starts and goals at free cell centres, distinct per agent (JaxMARL's ``grid``)."""
-        free = map_data == 0
-        flat = free.size
+    def _grid_case(self, u: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Starts and goals at free cell centres, distinct per agent (JaxMARL's ``grid``).
 
-        def place(carry, agent_key):
+        ``u``: ``[n, 2 H W + 2]`` uniforms; a cell is picked uniformly among the allowed ones
+        as the allowed cell with the largest draw.
+        """
+        free = (map_data == 0).ravel()
+        cells = free.size
+
+        def pick(allowed, draws):
+            return jnp.argmax(jnp.where(allowed, draws, -1.0)), jnp.any(allowed)
+
+        def place(carry, agent_u):
             starts_used, goals_used, ok = carry
-            start_key, goal_key = jax.random.split(agent_key)
-
-            def draw(key):
-                start_key, goal_key = jax.random.split(key)
-                start_p = (free & ~starts_used).ravel()
-                start = jax.random.choice(start_key, flat, p=start_p / jnp.maximum(start_p.sum(), 1))
-                start_xy = jnp.array([start % self.width, start // self.width])
-                region = component_mask(free, start_xy) if self.valid_path_check else free
-                goal_p = (region & ~goals_used).ravel().at[start].set(False)
-                goal = jax.random.choice(goal_key, flat, p=goal_p / jnp.maximum(goal_p.sum(), 1))
-                valid = start_p.any() & goal_p.any()
-                return valid, start, goal
-
-            def cond(c):
-                tries, _, valid, _, _ = c
-                return (tries < MAX_PAIR_ATTEMPTS) & ~valid
-
-            def body(c):
-                tries, key, *_ = c
-                key, sub = jax.random.split(key)
-                return (tries + 1, key, *draw(sub))
-
-            first = draw(start_key)
-            _, _, valid, start, goal = jax.lax.while_loop(
-                cond, body, (jnp.int32(1), goal_key, *first)
+            start, has_start = pick(free & ~starts_used, agent_u[:cells])
+            start_xy = jnp.array([start % self.width, start // self.width])
+            region = free
+            if self.valid_path_check:
+                region = component_mask(free.reshape(map_data.shape), start_xy).ravel()
+            allowed = (region & ~goals_used).at[start].set(False)
+            goal, has_goal = pick(allowed, agent_u[cells : 2 * cells])
+            ok = ok & has_start & has_goal
+            return (starts_used.at[start].set(True), goals_used.at[goal].set(True), ok), (
+                start,
+                goal,
             )
-            starts_used = starts_used.ravel().at[start].set(True).reshape(free.shape)
-            goals_used = goals_used.ravel().at[goal].set(True).reshape(free.shape)
-            return (starts_used, goals_used, ok & valid), (start, goal)
 
-        theta_key, key = jax.random.split(key)
-        keys = jax.random.split(key, self.num_agents)
         none = jnp.zeros_like(free)
-        (_, _, ok), (starts, goals) = jax.lax.scan(place, (none, none, jnp.bool_(True)), keys)
-        cells = jnp.stack([starts, goals], axis=1)  # [n, 2]
-        xy = jnp.stack([cells % self.width, cells // self.width], axis=-1).astype(jnp.float32)
+        (_, _, ok), (starts, goals) = jax.lax.scan(place, (none, none, jnp.bool_(True)), u)
+        picked = jnp.stack([starts, goals], axis=1)  # [n, 2]
+        xy = jnp.stack([picked % self.width, picked // self.width], -1).astype(jnp.float32)
         xy = (xy + 0.5) * self.cell_size
-        theta = jax.random.uniform(theta_key, (self.num_agents, 2, 1), minval=-jnp.pi, maxval=jnp.pi)
+        theta = jnp.pi * (2 * u[:, -2:, None] - 1)
         return ok, jnp.concatenate([xy, theta], axis=-1)
 
 

@@ -60,6 +60,7 @@ def record(name, kwargs, episodes, seed):
     # Imported here so the parity test can read CASES without the peer installed.
     import jax
     import jax.numpy as jnp
+
     from jaxmarl.environments.jaxnav import JaxNav
 
     env = JaxNav(**kwargs)

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import jaxmarl
-from tests.envs.jaxnav.make_jaxmarl_reference import CASES, STEPS as CASES_STEPS
+from tests.envs.jaxnav.make_jaxmarl_reference import CASES
+from tests.envs.jaxnav.make_jaxmarl_reference import STEPS as CASES_STEPS
 
 DATA = pathlib.Path(__file__).resolve().parent / "data"
 
@@ -72,9 +73,6 @@ def replay(case: str):
         start += length
     mine = {k: np.concatenate([r[k] for r in results]) for k in results[0]}
     return env, ref, mine
-
-
-
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
