@@ -81,9 +81,7 @@ def render_frame(
 
     ys, xs = np.mgrid[0 : frame.shape[0], 0 : frame.shape[1]]
     world = np.stack([(xs + 0.5) / scale, height_m - (ys + 0.5) / scale], -1)  # [H, W, 2]
-    colours = [
-        _DONE if host.done[i] else _COLOURS[i % len(_COLOURS)] for i in range(len(host.pos))
-    ]
+    colours = [_DONE if host.done[i] else _COLOURS[i % len(_COLOURS)] for i in range(len(host.pos))]
     if beam_stride:
         ranges = np.asarray(_lidar_fn(env)(state))
         for i, pos in enumerate(host.pos):
@@ -92,10 +90,10 @@ def render_frame(
                 angle = env.lidar_angles[beam] + host.theta[i]
                 end = pos + ranges[i, beam] * np.array([np.cos(angle), np.sin(angle)])
                 _line(frame, pos, end, light, to_pixel)
-    for i, (goal, colour) in enumerate(zip(host.goal, colours)):
+    for goal, colour in zip(host.goal, colours):
         dist = np.linalg.norm(world - goal, axis=-1)
         frame[np.abs(dist - env.goal_radius) < 1.0 / scale] = colour
-    for i, (pos, theta, colour) in enumerate(zip(host.pos, host.theta, colours)):
+    for pos, theta, colour in zip(host.pos, host.theta, colours):
         if grid.footprint == "circle":
             inside = np.linalg.norm(world - pos, axis=-1) <= grid.rad
         else:

@@ -21,7 +21,7 @@ def test_frame_draws_map_robots_goals_and_rays(tmp_path):
     assert frame.shape == (220, 220, 3) and frame.dtype == np.uint8
     # The wall cell (x 5..6, y 5..6) is dark; y grows upwards, so its rows are 100..120.
     assert (frame[105, 105] == 60).all()
-    # Robot 0 (behind its heading line) has its colour; the floor is light; a lidar ray is drawn in between.
+    # Robot 0 (behind its heading line) has its colour; most pixels are floor.
     np.testing.assert_array_equal(frame[int(220 - 2.5 * 20), int(2.35 * 20)], [31, 119, 180])
     assert np.mean((frame == 250).all(-1)) > 0.4  # mostly floor
     assert len({tuple(c) for c in frame.reshape(-1, 3)}) >= 6
