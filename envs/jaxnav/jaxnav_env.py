@@ -663,8 +663,20 @@ def _check_placeable(grid: GridMap) -> None:
             )
         return
     inner = (grid.width - 2) * (grid.height - 2)
-    if inner < need or grid.width * grid.cell_size - 2 * (grid.cell_size + grid.rad) <= 0:
+    span = np.array([grid.width, grid.height]) * grid.cell_size - 2 * (grid.cell_size + grid.rad)
+    if inner < need or (span <= 0).any():
         raise ValueError(
             f"a {grid.width}x{grid.height} map has {inner} inner cells, too few to place "
             f"{grid.num_agents} robots' starts and goals; use a larger map_size or fewer agents"
+        )
+    # Random starts must be 2 rad start_pad apart: beyond a quarter of the area covered by
+    # such discs, drawing them one by one rarely succeeds and resets would take forever.
+    if grid.sample_test_case_type == "random" and grid.num_agents * np.pi * clear**2 > 0.25 * (
+        span.prod()
+    ):
+        raise ValueError(
+            f"{grid.num_agents} robots with start clearance rad * start_pad = {clear:.2f} m "
+            f"crowd the {span[0]:.1f} x {span[1]:.1f} m start area of a {grid.width}x"
+            f"{grid.height} map too much to place by random sampling; use a larger map_size, "
+            "fewer agents or map_params sample_test_case_type='grid'"
         )

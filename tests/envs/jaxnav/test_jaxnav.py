@@ -370,6 +370,7 @@ def test_map_given_as_data_and_other_map_ids():
         (dict(act_type="discrete"), ValueError, "act_type"),
         (dict(map_params={"map_size": (11, 11), "fil": 0.3}), TypeError, "fil"),
         (dict(num_agents=10, map_params={"map_size": (3, 3)}), ValueError, "too few"),
+        (dict(num_agents=40), ValueError, "crowd"),
         (
             dict(map_id="Grid-Buffer", map_params={"map_grids": np.ones((2, 5, 5), np.int32)}),
             ValueError,
