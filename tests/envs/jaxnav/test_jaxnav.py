@@ -1,0 +1,392 @@
+"""JaxNav: lidar against a NumPy ray caster, collisions, goals, limits, rewards, maps, errors.
+
+Hand-built maps are 11 x 11 grids with a wall border (cells of 1 m; the point (x, y) is in
+cell ``map[floor(y), floor(x)]``). Every hand-worked step uses the default env (square
+robots of side 0.5 m, dt 0.1 s, goal radius 0.5 m, lambda 0.5) through one jitted
+``step_env``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmarl
+from jaxmarl.envs.jaxnav.jaxnav_env import EnvInstance
+
+SQUARE = np.array([[-0.25, -0.25], [-0.25, 0.25], [0.25, 0.25], [0.25, -0.25]])
+
+
+def empty_map(size: int = 11) -> np.ndarray:
+    grid = np.zeros((size, size), np.int32)
+    grid[0, :] = grid[-1, :] = grid[:, 0] = grid[:, -1] = 1
+    return grid
+
+
+@functools.cache
+def env_and_step(**kwargs):
+    env = jaxmarl.make("jaxnav", **kwargs)
+    return env, jax.jit(env.step_env), jax.jit(env.get_obs)
+
+
+def make_state(env, pos, theta, goal, grid, vel=None):
+    instance = EnvInstance(
+        agent_pos=jnp.asarray(pos, jnp.float32),
+        agent_theta=jnp.asarray(theta, jnp.float32),
+        goal_pos=jnp.asarray(goal, jnp.float32),
+        map_data=jnp.asarray(grid, jnp.int32),
+        rew_lambda=jnp.float32(0.5),
+    )
+    _, state = env.set_env_instance(instance)
+    if vel is not None:
+        state = state.replace(vel=jnp.asarray(vel, jnp.float32))
+    return state
+
+
+def act(env, commands):
+    return {a: jnp.asarray(commands[i], jnp.float32) for i, a in enumerate(env.agents)}
+
+
+# ---------------------------------------------------------------------- lidar
+def numpy_ray_cast(pos, angle, grid, robots, max_range):
+    """Exact distance along a ray to the first wall cell or other robot (float64 slab test)."""
+    d = np.array([np.cos(angle), np.sin(angle)])
+    best = max_range
+    for y, x in zip(*np.nonzero(grid)):
+        t_low, t_high = 0.0, np.inf
+        for axis, lo in ((0, x), (1, y)):
+            if abs(d[axis]) < 1e-12:
+                if not lo <= pos[axis] <= lo + 1:
+                    t_low, t_high = 1.0, 0.0
+                continue
+            t1, t2 = sorted(((lo - pos[axis]) / d[axis], (lo + 1 - pos[axis]) / d[axis]))
+            t_low, t_high = max(t_low, t1), min(t_high, t2)
+        if t_low <= t_high:
+            best = min(best, t_low)
+    for verts in robots:
+        for a, b in zip(verts, np.roll(verts, -1, axis=0)):
+            e = b - a
+            den = d[0] * e[1] - d[1] * e[0]
+            if abs(den) < 1e-12:
+                continue
+            w = a - pos
+            t = (w[0] * e[1] - w[1] * e[0]) / den
+            s = (w[0] * d[1] - w[1] * d[0]) / den
+            if t >= 0 and 0 <= s <= 1:
+                best = min(best, t)
+    return best
+
+
+def robot_vertices(pos, theta):
+    rot = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+    return SQUARE @ rot.T + pos
+
+
+@pytest.mark.parametrize(
+    "walls, pos, theta",
+    [
+        ([], [[5.5, 5.5], [8.2, 5.3]], [0.0, 0.7]),
+        ([(5, 7), (6, 7), (3, 3), (8, 2)], [[5.3, 4.6], [2.4, 7.7]], [1.1, -2.0]),
+        ([(y, 5) for y in range(2, 9)], [[3.7, 5.2], [7.1, 6.4]], [-0.3, 3.0]),
+    ],
+)
+def test_lidar_matches_numpy_ray_casting(walls, pos, theta):
+    env, _, get_obs = env_and_step()
+    grid = empty_map()
+    for y, x in walls:
+        grid[y, x] = 1
+    state = make_state(env, pos, theta, [[9.5, 9.5], [1.5, 1.5]], grid)
+    obs = get_obs(state)
+    spacing = float(env.lidar_ranges[1] - env.lidar_ranges[0])
+    pos, theta = np.asarray(pos, float), np.asarray(theta, float)
+    errors = []
+    for i, agent in enumerate(env.agents):
+        ranges = (np.asarray(obs[agent][: env.lidar_num_beams]) + 0.5) * env.lidar_max_range
+        others = [robot_vertices(pos[j], theta[j]) for j in range(len(pos)) if j != i]
+        for beam, angle in enumerate(np.asarray(env.lidar_angles, float) + theta[i]):
+            true = numpy_ray_cast(pos[i], angle, grid, others, env.lidar_max_range)
+            errors.append(ranges[beam] - true)
+    errors = np.array(errors)
+    # Walls read the first sample at or beyond the hit; robots read sample
+    # floor(distance / 0.05) (JaxMARL's rule, up to one sample short): within one sample
+    # spacing (0.0504 m) of the true range. A beam grazing a cell corner between two samples
+    # reads farther, as in JaxMARL; allow a few such beams.
+    assert errors.min() > -spacing, errors.min()
+    assert np.mean(np.abs(errors) <= spacing + 1e-4) > 0.97, np.sort(errors)[-10:]
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_lidar_sees_nothing_beyond_max_range():
+    env, _, get_obs = env_and_step(lidar_max_range=2.0)
+    grid = empty_map()
+    state = make_state(env, [[5.5, 5.5], [5.5, 2.0]], [0.0, 0.0], [[9, 9], [2, 2]], grid)
+    ranges = np.asarray(get_obs(state)["agent_0"][: env.lidar_num_beams]) + 0.5
+    ranges *= env.lidar_max_range
+    # Facing +x from the centre: walls 4.5 m away, beyond the 2 m range.
+    forward = np.argmin(np.abs(np.asarray(env.lidar_angles)))
+    assert ranges[forward] == pytest.approx(2.0)
+    # The other robot is 3.5 m away straight down (-pi/2), also beyond range.
+    assert ranges.max() == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------------- dynamics
+def test_velocity_and_acceleration_limits():
+    env, step, _ = env_and_step()
+    grid = empty_map()
+    state = make_state(env, [[3.5, 3.5], [7.5, 7.5]], [0.0, 0.0], [[9, 3], [2, 9]], grid)
+    # From rest, a full command is limited by the accelerations: 1 m/s^2 * 0.1 s.
+    _, s1, *_ = step(jax.random.key(0), state, act(env, [[1.0, 0.5], [1.0, -0.5]]))
+    np.testing.assert_allclose(s1.vel, [[0.1, 0.1], [0.1, -0.1]], atol=1e-6)
+    np.testing.assert_allclose(s1.pos[0], [3.5 + 0.01, 3.5], atol=1e-6)  # v dt along heading
+    np.testing.assert_allclose(s1.theta, [0.01, -0.01], atol=1e-6)  # w dt
+    # At speed, velocities are clipped to max_v = 1 and max_w = 0.6.
+    fast = state.replace(vel=jnp.array([[1.0, 0.6], [0.95, 0.55]]))
+    _, s2, *_ = step(jax.random.key(0), fast, act(env, [[1.0, 0.5], [1.0, 0.5]]))
+    np.testing.assert_allclose(s2.vel, [[1.0, 0.5], [1.0, 0.5]], atol=1e-6)
+    # Braking is limited too: from 1 m/s toward 0 loses 0.1 m/s per step.
+    _, s3, *_ = step(jax.random.key(0), fast, act(env, [[0.0, -0.5], [0.0, 0.0]]))
+    np.testing.assert_allclose(s3.vel[0], [0.9, 0.5], atol=1e-6)
+
+
+def test_wall_collision_stops_robot_and_pays_collision_reward():
+    env, step, _ = env_and_step()
+    grid = empty_map()
+    grid[5, 6] = 1  # wall cell spanning x in [6, 7]
+    # Robot 0 faces the wall, its front edge at 5.93 m; at 1 m/s it moves 0.1 m into it.
+    state = make_state(
+        env, [[5.68, 5.5], [2.5, 8.5]], [0.0, 0.0], [[9.5, 2.5], [2.5, 2.5]], grid, [[1, 0], [0, 0]]
+    )
+    _, s1, rewards, dones, infos = step(
+        jax.random.key(0), state, act(env, [[1.0, 0.0], [0.0, 0.0]])
+    )
+    assert bool(s1.move_term[0]) and not bool(s1.move_term[1])
+    np.testing.assert_array_equal(infos["MapC"], [1, 0])
+    np.testing.assert_array_equal(infos["AgentC"], [0, 0])
+    # Robot 0: progress 0.25 * (|p - g| before - after) + collision -4 + time -0.01 + lidar
+    # proximity -0.1 (the wall is now within rad + 0.1 = 0.4 m).
+    goal = np.array([9.5, 2.5])
+    progress = 0.25 * (np.linalg.norm([5.68, 5.5] - goal) - np.linalg.norm([5.78, 5.5] - goal))
+    own0 = progress - 4.0 - 0.01 - 0.1
+    own1 = -0.01  # standing still far from everything: time penalty only
+    team = (own0 + own1) / 2
+    np.testing.assert_allclose(rewards["agent_0"], 0.5 * own0 + 0.5 * team, atol=1e-5)
+    np.testing.assert_allclose(rewards["agent_1"], 0.5 * own1 + 0.5 * team, atol=1e-5)
+    # A crashed robot is frozen (without evaporating) and is not penalised again.
+    _, s2, rewards2, _, infos2 = step(jax.random.key(1), s1, act(env, [[1.0, 0.0], [0.0, 0.0]]))
+    np.testing.assert_allclose(s2.pos[0], s1.pos[0])
+    np.testing.assert_array_equal(infos2["MapC"], [0, 0])
+    assert not bool(dones["__all__"])
+
+
+def test_robots_collide_with_each_other():
+    env, step, _ = env_and_step()
+    grid = empty_map()
+    # Facing each other 0.65 m apart at 1 m/s: after one step their squares overlap.
+    state = make_state(
+        env, [[5.175, 5.5], [5.825, 5.5]], [0.0, np.pi - 1e-3], [[2, 2], [9, 9]], grid,
+        [[1, 0], [1, 0]],
+    )  # fmt: skip
+    _, s1, _, dones, infos = step(jax.random.key(0), state, act(env, [[1.0, 0.0], [1.0, 0.0]]))
+    np.testing.assert_array_equal(infos["AgentC"], [1, 1])
+    np.testing.assert_array_equal(infos["MapC"], [0, 0])
+    # Both crashed: the episode ends, terminated (not by the time limit).
+    assert bool(dones["__all__"]) and bool(infos["terminated"])
+    assert float(infos["collision_rate"]) == 1.0 and float(infos["success_rate"]) == 0.0
+    # Just apart (0.8 m, moving 0.1 m each: 0.6 m > 0.5 m) they do not collide.
+    apart = state.replace(pos=jnp.array([[5.1, 5.5], [5.9, 5.5]]))
+    _, _, _, _, infos = step(jax.random.key(0), apart, act(env, [[1.0, 0.0], [1.0, 0.0]]))
+    np.testing.assert_array_equal(infos["AgentC"], [0, 0])
+
+
+def test_goal_reached_reward_and_metrics():
+    env, step, _ = env_and_step()
+    grid = empty_map()
+    # Robot 0 is 0.55 m from its goal, facing it at 1 m/s: after 0.1 m it is within 0.5 m.
+    state = make_state(
+        env, [[3.0, 3.0], [8.5, 8.5]], [0.0, 0.0], [[3.55, 3.0], [8.5, 2.0]], grid, [[1, 0], [0, 0]]
+    )
+    _, s1, rewards, dones, infos = step(
+        jax.random.key(0), state, act(env, [[1.0, 0.0], [0.0, 0.0]])
+    )
+    assert bool(s1.goal_reached[0]) and not bool(s1.goal_reached[1])
+    np.testing.assert_array_equal(infos["GoalR"], [1, 0])
+    own0, own1 = 4.0 - 0.01, -0.01  # goal reward replaces progress; time penalty
+    team = (own0 + own1) / 2  # 1.99
+    np.testing.assert_allclose(rewards["agent_0"], 0.5 * own0 + 0.5 * team, atol=1e-5)  # 2.99
+    np.testing.assert_allclose(rewards["agent_1"], 0.5 * own1 + 0.5 * team, atol=1e-5)  # 0.99
+    assert not bool(dones["__all__"])  # robot 1 is still driving
+    # A robot at its goal keeps driving (no evaporation) and is not paid again; it pays no
+    # time penalty either.
+    _, s2, rewards2, _, infos2 = step(jax.random.key(1), s1, act(env, [[0.0, 0.0], [0.0, 0.0]]))
+    np.testing.assert_array_equal(infos2["GoalR"], [0, 0])
+    np.testing.assert_allclose(rewards2["agent_0"], 0.5 * 0.0 + 0.5 * (0.0 - 0.01) / 2, atol=1e-5)
+
+
+def test_progress_and_lidar_proximity_terms():
+    env, step, _ = env_and_step()
+    grid = empty_map()
+    # Robot 0 drives 0.1 m straight at a far goal: progress 0.25 * 0.1. Robot 1 sits 0.35 m
+    # from the top wall (y = 10): a reading within 0.4 m costs 0.1 every step.
+    state = make_state(
+        env, [[2.0, 5.0], [5.0, 9.65]], [0.0, 0.0], [[9.0, 5.0], [5.0, 2.0]], grid, [[1, 0], [0, 0]]
+    )
+    _, _, rewards, _, _ = step(jax.random.key(0), state, act(env, [[1.0, 0.0], [0.0, 0.0]]))
+    own0 = 0.25 * 0.1 - 0.01
+    own1 = -0.01 - 0.1
+    team = (own0 + own1) / 2
+    np.testing.assert_allclose(rewards["agent_0"], 0.5 * own0 + 0.5 * team, atol=1e-5)
+    np.testing.assert_allclose(rewards["agent_1"], 0.5 * own1 + 0.5 * team, atol=1e-5)
+
+
+def test_timeout_truncates_with_timeout_info():
+    env, step, _ = env_and_step()
+    grid = empty_map()
+    state = make_state(env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[8, 3], [3, 8]], grid)
+    state = state.replace(step=jnp.int32(env.max_steps - 1))
+    still = act(env, [[0.0, 0.0], [0.0, 0.0]])
+    _, state, _, dones, infos = step(jax.random.key(0), state, still)
+    assert bool(dones["__all__"]) and not bool(infos["terminated"])
+    np.testing.assert_array_equal(infos["TimeO"], [True, True])
+    assert float(infos["timeout_rate"]) == 1.0
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_evaporating_robot_leaves_the_map():
+    env, step, _ = env_and_step(evaporating=True)
+    grid = empty_map()
+    state = make_state(
+        env, [[3.0, 3.0], [8.5, 8.5]], [0.0, 0.0], [[3.55, 3.0], [8.5, 2.0]], grid, [[1, 0], [0, 0]]
+    )
+    moves = act(env, [[1.0, 0.0], [0.0, 0.0]])
+    _, s1, _, dones, _ = step(jax.random.key(0), state, moves)
+    assert bool(dones["agent_0"]) and not bool(dones["agent_1"]) and not bool(dones["__all__"])
+    _, s2, rewards, _, _ = step(jax.random.key(1), s1, moves)
+    np.testing.assert_allclose(s2.pos[0], [0.0, 0.0])  # JaxMARL parks finished robots at 0
+    assert float(rewards["agent_0"]) == pytest.approx(0.5 * 0.0 + 0.5 * (-0.01) / 2)
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_discrete_actions_map_to_velocity_commands():
+    env, step, _ = env_and_step(act_type="Discrete")
+    grid = empty_map()
+    state = make_state(env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[8, 3], [3, 8]], grid)
+    actions = {"agent_0": jnp.int32(10), "agent_1": jnp.int32(4)}  # (1, 0.5) and (0, -0.5)
+    _, s1, *_ = step(jax.random.key(0), state, actions)
+    np.testing.assert_allclose(s1.vel, [[0.1, 0.1], [0.0, -0.1]], atol=1e-6)
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_unnormalised_observations():
+    env, _, get_obs = env_and_step(normalise_obs=False)
+    grid = empty_map()
+    state = make_state(
+        env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[3.0, 5.0], [3, 8]], grid, [[0.5, 0.2], [0, 0]]
+    )
+    obs = np.asarray(get_obs(state)["agent_0"])
+    np.testing.assert_allclose(obs[-5:], [0.5, 0.2, 2.0, np.pi / 2, 0.5], atol=1e-6)
+    # Facing +x from x = 3: the wall at x = 10 is 7 m away, beyond the 6 m range.
+    forward = np.argmin(np.abs(np.asarray(env.lidar_angles)))
+    assert obs[forward] == pytest.approx(6.0)
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_sampled_lambda_weights_the_reward():
+    env, step, _ = env_and_step(fixed_lambda=False, lambda_range=(0.2, 0.3))
+    _, state = jax.jit(env.reset)(jax.random.key(3))
+    assert 0.2 <= float(state.rew_lambda) <= 0.3
+    grid = empty_map()
+    state = make_state(env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[8, 3], [3, 8]], grid)
+    state = state.replace(rew_lambda=jnp.float32(0.25), vel=jnp.array([[1.0, 0], [0, 0]]))
+    _, _, rewards, _, _ = step(jax.random.key(0), state, act(env, [[1.0, 0.0], [0.0, 0.0]]))
+    own0, own1 = 0.25 * 0.1 - 0.01, -0.01
+    team = (own0 + own1) / 2
+    np.testing.assert_allclose(rewards["agent_0"], 0.25 * own0 + 0.75 * team, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- maps
+def _reset_checks(env, key=0):
+    obs, state = jax.jit(env.reset)(jax.random.key(key))
+    grid = np.asarray(state.map_data)
+    pos, goal = np.asarray(state.pos), np.asarray(state.goal)
+    assert all(o.shape == (env.obs_size,) for o in obs.values())
+    # Starts and goals lie on free cells, inside the map.
+    for p in np.concatenate([pos, goal]):
+        cell = np.floor(p / env.map_obj.cell_size).astype(int)
+        assert grid[cell[1], cell[0]] == 0
+    return state
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_grid_cases_with_path_check_are_connected():
+    env = jaxmarl.make(
+        "jaxnav",
+        num_agents=3,
+        map_params={
+            "map_size": (9, 9),
+            "fill": 0.5,
+            "sample_test_case_type": "grid",
+            "valid_path_check": True,
+        },
+    )
+    state = _reset_checks(env, 5)
+    from jaxmarl.envs.jaxnav.maps import component_mask
+
+    grid = np.asarray(state.map_data)
+    for p, g in zip(np.asarray(state.pos).astype(int), np.asarray(state.goal).astype(int)):
+        region = np.asarray(component_mask(jnp.asarray(grid == 0), jnp.asarray(p)))
+        assert region[g[1], g[0]]
+
+
+@pytest.mark.nightly  # a separate env configuration to compile
+def test_map_given_as_data_and_other_map_ids():
+    grid = empty_map(7)
+    grid[3, 3] = 1
+    buffer = np.stack([grid, empty_map(7)])
+    env = jaxmarl.make("jaxnav", map_id="Grid-Buffer", map_params={"map_grids": buffer})
+    state = _reset_checks(env)
+    assert any(np.array_equal(state.map_data, m) for m in buffer)
+    rows = [" ".join(str(v) for v in row) for row in grid]
+    single = jaxmarl.make("jaxnav", map_id="Grid-Rand-Poly-Single", map_params={"map_data": rows})
+    np.testing.assert_array_equal(_reset_checks(single).map_data, grid)
+    circle = jaxmarl.make("jaxnav", map_id="Grid-Rand")
+    state = _reset_checks(circle)
+    _, state, *_ = jax.jit(circle.step_env)(
+        jax.random.key(0), state, act(circle, [[1.0, 0.0], [1.0, 0.0]])
+    )
+    assert np.isfinite(np.asarray(state.pos)).all()
+
+
+# ---------------------------------------------------------------------- errors
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(map_id="Grid-Rnd"), ValueError, "known map ids.*Grid-Rand-Poly"),
+        (dict(rad=-0.3), ValueError, "rad"),
+        (dict(lidar_num_beams=0), ValueError, "lidar_num_beams"),
+        (dict(act_type="discrete"), ValueError, "act_type"),
+        (dict(map_params={"map_size": (11, 11), "fil": 0.3}), TypeError, "fil"),
+        (dict(num_agents=10, map_params={"map_size": (3, 3)}), ValueError, "too few"),
+        (dict(num_agents=40), ValueError, "crowd"),
+        (
+            dict(map_id="Grid-Buffer", map_params={"map_grids": np.ones((2, 5, 5), np.int32)}),
+            ValueError,
+            "cannot|fewer",
+        ),
+        (dict(do_sep_reward=True), NotImplementedError, "do_sep_reward"),
+    ],
+)
+def test_bad_configuration_raises_before_compiling(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        jaxmarl.make("jaxnav", **kwargs)
+
+
+def test_map_where_starts_cannot_be_placed():
+    walls = np.ones((6, 6), np.int32)
+    walls[2, 2] = 0  # one free cell for two robots' starts and goals
+    rows = [" ".join(str(v) for v in row) for row in walls]
+    with pytest.raises(ValueError, match="free cells"):
+        jaxmarl.make("jaxnav", map_id="Grid-Rand-Poly-Single", map_params={"map_data": rows})
