@@ -32,6 +32,8 @@ _EXPORTS = {
     "Humanoid": "mabrax",
     "Walker2d": "mabrax",
     "ROBOTS": "factorisation",
+    "render_frame": "render",
+    "save_gif": "render",
     "KNOWN": "factorisation",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

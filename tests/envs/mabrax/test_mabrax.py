@@ -290,3 +290,19 @@ def test_every_id_steps_as_brax_does(env_id):
 
     multi, single = both(jax.random.key(3))
     jax.tree.map(np.testing.assert_array_equal, multi, single)
+
+
+def test_episode_renders_to_gif_and_brax_html(tmp_path):
+    import imageio.v2 as imageio
+
+    from jaxmarl.render import save_episode_gif
+
+    env, _, _, traj = hopper_rollout()
+    episode = jax.tree.map(lambda x: x[0], traj["state"])  # [T, ...] of the first env
+    path = save_episode_gif(env, episode, tmp_path / "hopper.gif")
+    frames = imageio.mimread(path)
+    # (the GIF writer merges identical consecutive frames, e.g. a robot at rest)
+    assert 1 < len(frames) <= STEPS and frames[0].shape == (240, 320, 3)
+    assert not np.array_equal(frames[0], frames[-1])  # the robot moved
+    html = (tmp_path / "hopper.html").read_text()
+    assert "<html" in html.lower() and len(html) > 1000
