@@ -73,7 +73,7 @@ def on_config(config):
     learners = [{name: f"learners/{name}.md"} for name in _packages("baselines")]
     nav = []
     for entry in config.nav:
-        (title, value), = entry.items()
+        ((title, value),) = entry.items()
         if title == "Environments":
             value = families
         elif title == "Learners":
@@ -85,9 +85,7 @@ def on_config(config):
 
 def on_files(files, config):
     for family in _packages("envs"):
-        files.append(
-            File.generated(config, f"envs/{family}.md", content=_family_page(family))
-        )
+        files.append(File.generated(config, f"envs/{family}.md", content=_family_page(family)))
     for learner in _packages("baselines"):
         files.append(
             File.generated(config, f"learners/{learner}.md", content=_learner_page(learner))

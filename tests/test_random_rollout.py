@@ -15,6 +15,7 @@ import pytest
 import jaxmarl
 from jaxmarl import random_rollout
 from jaxmarl.registry import spec
+from tests.test_env_contract import NIGHTLY_IDS
 
 ENV_IDS = list(jaxmarl.registered_envs)
 
@@ -36,7 +37,12 @@ GIF_IDS = set(GIF_IDS.values())
 TINY = ["--num-envs", "2", "--steps", "2", "--repeats", "1"]
 
 
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize(
+    "env_id",
+    # Multi-agent MuJoCo compiles MJX physics for minutes on CI's CPU: nightly (as in the
+    # contract suite, which lists them).
+    [pytest.param(i, marks=pytest.mark.nightly) if i in NIGHTLY_IDS else i for i in ENV_IDS],
+)
 def test_every_registered_id_runs(env_id, tmp_path, capsys):
     gif = env_id in GIF_IDS
     argv = ["--env", env_id, *TINY, "--out", str(tmp_path)]

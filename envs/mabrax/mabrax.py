@@ -1,0 +1,304 @@
+"""Multi-agent MuJoCo on brax: a brax robot whose joints are split between agents (MaMuJoCo).
+
+``MABraxEnv("ant_4x2")`` wraps brax's single-agent ``ant`` (on brax's MJX pipeline by
+default): agent ``i`` actuates the joints MaMuJoCo's ``4x2`` factorisation gives it and
+observes the joints within ``agent_obsk`` hops of them plus the robot's root
+(``factorisation.py``). All agents get brax's reward. An episode ends when brax's robot falls
+(``infos["terminated"]``) or after ``episode_length`` steps (``infos["truncated"]``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import partial
+from typing import Any, Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from jaxmarl import spaces
+from jaxmarl.env import MultiAgentEnv, StepResult
+from jaxmarl.typing import Actions, Observations
+
+from . import factorisation as fz
+
+INSTALL_HINT = "pip install 'jaxmarl[mujoco]'"
+
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from brax import envs as brax_envs
+        from brax.envs.base import State as BraxState
+except ImportError as error:  # the optional extra is not installed
+    raise ImportError(
+        f"the multi-agent MuJoCo environments (ant_4x2, halfcheetah_6x1, hopper_3x1, "
+        f"humanoid_9|8, walker2d_2x3) need brax and mujoco-mjx: {INSTALL_HINT} "
+        f"(missing: {error.name})"
+    ) from error
+
+BACKENDS = ("mjx", "generalized", "positional", "spring")
+HOMOGENISATION = (None, "max", "concat")
+
+
+@struct.dataclass
+class MABraxState:
+    """State of a multi-agent brax episode.
+
+    Attributes:
+        brax_state: brax's single-agent state (physics, its observation, reward, done).
+        done: ``[]`` bool, whether the episode has ended.
+        step: ``[]`` int32, steps taken in the current episode.
+    """
+
+    brax_state: BraxState
+    done: jax.Array
+    step: jax.Array
+
+
+class MABraxEnv(MultiAgentEnv):
+    """A brax robot controlled by several agents, factorised as MaMuJoCo does.
+
+    Args:
+        env_name: ``<robot>_<factorisation>`` (``ant_4x2``; ``factorisation.KNOWN`` lists
+            them). With both ``agent_obs_mapping`` and ``agent_action_mapping`` given, only
+            the robot part is used.
+        episode_length: time limit in steps (truncation).
+        action_repeat: physics steps per agent step, with the rewards summed (brax's
+            ``action_repeat``).
+        auto_reset: must stay ``True``: ``step`` always resets at an episode's end and
+            ``step_env`` never does (the jaxmarl contract).
+        homogenisation_method: ``None`` (each agent its own sizes), ``"max"`` (observations
+            are an agent one-hot followed by the agent's observation zero-padded to the
+            largest; actions are padded to the largest and the first entries used) or
+            ``"concat"`` (observations are brax's full vector with other agents' entries zero;
+            actions are the full vector, of which the agent's entries are used).
+        backend: brax's physics pipeline; ``"mjx"`` (the default here) or JaxMARL's
+            ``"positional"``, ``"generalized"``, ``"spring"``.
+        agent_obs_mapping / agent_action_mapping: agent name -> indices into brax's
+            observation / action vector, replacing the factorisation's.
+        agent_obsk: MaMuJoCo's observation distance ``k`` (JaxMARL's fixed value is 1).
+        global_categories: MaMuJoCo's global observation categories of the root.
+        **kwargs: passed to brax's environment (``ctrl_cost_weight=...``).
+    """
+
+    observations_from_state = True
+
+    def __init__(
+        self,
+        env_name: str,
+        episode_length: int = 1000,
+        action_repeat: int = 1,
+        auto_reset: bool = True,
+        homogenisation_method: Literal["max", "concat"] | None = None,
+        backend: str = "mjx",
+        agent_obs_mapping: dict | None = None,
+        agent_action_mapping: dict | None = None,
+        agent_obsk: int = 1,
+        global_categories: tuple[str, ...] = ("qpos", "qvel"),
+        **kwargs: Any,
+    ):
+        custom = agent_obs_mapping is not None and agent_action_mapping is not None
+        if custom:
+            robot = fz.ROBOTS.get(env_name.partition("_")[0])
+            if robot is None:
+                raise ValueError(f"unknown robot in {env_name!r}; known: {', '.join(fz.ROBOTS)}")
+        else:
+            robot, conf = fz.parse(env_name)
+        if int(agent_obsk) != agent_obsk or agent_obsk < 0:
+            raise ValueError(
+                f"agent_obsk (observation distance) must be an integer >= 0, got {agent_obsk!r}"
+            )
+        if homogenisation_method not in HOMOGENISATION:
+            raise ValueError(
+                f"homogenisation_method must be one of {HOMOGENISATION}, "
+                f"got {homogenisation_method!r}"
+            )
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if int(episode_length) != episode_length or episode_length < 1:
+            raise ValueError(f"episode_length must be a positive integer, got {episode_length!r}")
+        if int(action_repeat) != action_repeat or action_repeat < 1:
+            raise ValueError(f"action_repeat must be a positive integer, got {action_repeat!r}")
+        if not auto_reset:
+            raise ValueError(
+                "auto_reset=False is not supported: step() always resets at an episode's end; "
+                "call step_env() for a step without reset"
+            )
+        if not custom:
+            groups = robot.partitions[conf]
+            names = fz.agent_names(len(groups))
+            agent_obs_mapping = {
+                a: fz.observation_indices(robot, g, agent_obsk, tuple(global_categories))
+                for a, g in zip(names, groups)
+            }
+            agent_action_mapping = {a: fz.action_indices(robot, g) for a, g in zip(names, groups)}
+        if list(agent_obs_mapping) != list(agent_action_mapping):
+            raise ValueError(
+                "agent_obs_mapping and agent_action_mapping must name the same agents in the "
+                f"same order, got {list(agent_obs_mapping)} and {list(agent_action_mapping)}"
+            )
+
+        self.env = brax_envs.get_environment(robot.brax_name, backend=backend, **kwargs)
+        super().__init__(len(agent_obs_mapping))
+        self.agents = list(agent_obs_mapping)
+        self.env_name = env_name
+        self.robot = robot
+        self.backend = backend
+        self.episode_length = self.max_steps = int(episode_length)
+        self.action_repeat = int(action_repeat)
+        self.auto_reset = True
+        self.homogenisation_method = homogenisation_method
+        self.agent_obsk = int(agent_obsk)
+        self.global_categories = tuple(global_categories)
+        self.agent_obs_mapping = {a: np.asarray(v, np.int32) for a, v in agent_obs_mapping.items()}
+        self.agent_action_mapping = {
+            a: np.asarray(v, np.int32) for a, v in agent_action_mapping.items()
+        }
+        # From the layout: brax's observation_size property runs an eager (slow) reset.
+        self.obs_size = robot.layout.size
+        self.action_size = int(self.env.sys.act_size())
+        self._check_mappings()
+
+        ctrl = np.asarray(self.env.sys.actuator.ctrl_range, np.float32)
+        self.action_low, self.action_high = ctrl[:, 0], ctrl[:, 1]
+        self.observation_spaces = {a: self._obs_space(a) for a in self.agents}
+        self.action_spaces = {a: self._action_space(a) for a in self.agents}
+
+    # ------------------------------------------------------------------ spaces and mappings
+    def _check_mappings(self) -> None:
+        for kind, mapping, size in (
+            ("observation", self.agent_obs_mapping, self.obs_size),
+            ("action", self.agent_action_mapping, self.action_size),
+        ):
+            for agent, idx in mapping.items():
+                if idx.ndim != 1 or idx.size == 0 or idx.min() < 0 or idx.max() >= size:
+                    raise ValueError(
+                        f"{kind} mapping of {agent} must be a non-empty list of indices in "
+                        f"[0, {size}) (brax's {self.robot.brax_name} {kind} size), got {idx}"
+                    )
+        used = np.concatenate(list(self.agent_action_mapping.values()))
+        if len(set(used.tolist())) != used.size:
+            raise ValueError("agent_action_mapping gives one actuator to several agents")
+
+    def _obs_space(self, agent: str) -> spaces.Box:
+        return spaces.Box(-np.inf, np.inf, (self._obs_width(agent),), jnp.float32)
+
+    def _obs_width(self, agent: str) -> int:
+        if self.homogenisation_method == "max":
+            return self.num_agents + max(v.size for v in self.agent_obs_mapping.values())
+        if self.homogenisation_method == "concat":
+            return self.obs_size
+        return int(self.agent_obs_mapping[agent].size)
+
+    def _action_space(self, agent: str) -> spaces.Box:
+        idx = self.agent_action_mapping[agent]
+        if self.homogenisation_method == "concat":
+            return spaces.Box(self.action_low, self.action_high, (self.action_size,))
+        low, high = self.action_low[idx], self.action_high[idx]
+        if self.homogenisation_method == "max":
+            width = max(v.size for v in self.agent_action_mapping.values())
+            # Padding entries are ignored; they share the agent's first bounds.
+            low = np.concatenate([low, np.full(width - idx.size, low.min())])
+            high = np.concatenate([high, np.full(width - idx.size, high.max())])
+        return spaces.Box(low, high, (low.size,))
+
+    # ------------------------------------------------------------------ contract
+    @partial(jax.jit, static_argnums=(0,))
+    def reset(self, key: jax.Array) -> tuple[Observations, MABraxState]:
+        brax_state = self.env.reset(key)
+        state = MABraxState(
+            brax_state=brax_state,
+            done=jnp.zeros((), jnp.bool_),
+            step=jnp.zeros((), jnp.int32),
+        )
+        return self.get_obs(state), state
+
+    def step_env(self, key: jax.Array, state: MABraxState, actions: Actions) -> StepResult:
+        del key  # brax's dynamics are deterministic
+        action = self.global_action(actions)
+        brax_state = state.brax_state
+        reward = jnp.zeros((), jnp.float32)
+        fell = jnp.zeros((), jnp.bool_)
+        for _ in range(self.action_repeat):
+            brax_state = self.env.step(brax_state, action)
+            reward = reward + brax_state.reward
+            fell = fell | (brax_state.done > 0)
+        step = state.step + 1
+        done = fell | (step >= self.max_steps)
+        next_state = MABraxState(brax_state=brax_state, done=done, step=step)
+        rewards = {a: reward for a in self.agents}
+        dones = {a: done for a in self.agents}
+        dones["__all__"] = done
+        return self.get_obs(next_state), next_state, rewards, dones, {"terminated": fell}
+
+    def get_obs(self, state: MABraxState) -> Observations:
+        return self.local_observations(state.brax_state.obs)
+
+    def get_world_state(self, state: MABraxState) -> jax.Array:
+        """brax's full single-agent observation, the input of a centralised critic."""
+        return state.brax_state.obs
+
+    # ------------------------------------------------------------------ mappings
+    def global_action(self, actions: Actions) -> jax.Array:
+        """brax's action vector from the agents' actions, clipped to the actuator bounds."""
+        full = jnp.zeros(self.action_size, jnp.float32)
+        for agent in self.agents:
+            idx = self.agent_action_mapping[agent]
+            own = jnp.asarray(actions[agent], jnp.float32)
+            if self.homogenisation_method == "max":
+                own = own[: idx.size]
+            elif self.homogenisation_method == "concat":
+                own = own[idx]
+            full = full.at[idx].set(own)
+        return jnp.clip(full, self.action_low, self.action_high)
+
+    def local_observations(self, global_obs: jax.Array) -> Observations:
+        """Each agent's observation taken from brax's observation vector."""
+        obs = {}
+        for i, agent in enumerate(self.agents):
+            idx = self.agent_obs_mapping[agent]
+            own = global_obs[idx].astype(jnp.float32)
+            if self.homogenisation_method == "max":
+                width = self._obs_width(agent) - self.num_agents
+                one_hot = jax.nn.one_hot(i, self.num_agents, dtype=jnp.float32)
+                own = jnp.concatenate([one_hot, own, jnp.zeros(width - idx.size, jnp.float32)])
+            elif self.homogenisation_method == "concat":
+                own = jnp.zeros(self.obs_size, jnp.float32).at[idx].set(own)
+            obs[agent] = own
+        return obs
+
+    @property
+    def sys(self):
+        """brax's physical system of the robot."""
+        return self.env.sys
+
+    @property
+    def name(self) -> str:
+        return self.env_name
+
+
+class Ant(MABraxEnv):
+    def __init__(self, **kwargs: Any):
+        super().__init__("ant_4x2", **kwargs)
+
+
+class HalfCheetah(MABraxEnv):
+    def __init__(self, **kwargs: Any):
+        super().__init__("halfcheetah_6x1", **kwargs)
+
+
+class Hopper(MABraxEnv):
+    def __init__(self, **kwargs: Any):
+        super().__init__("hopper_3x1", **kwargs)
+
+
+class Humanoid(MABraxEnv):
+    def __init__(self, **kwargs: Any):
+        super().__init__("humanoid_9|8", **kwargs)
+
+
+class Walker2d(MABraxEnv):
+    def __init__(self, **kwargs: Any):
+        super().__init__("walker2d_2x3", **kwargs)

@@ -1,0 +1,308 @@
+"""Multi-agent MuJoCo on brax: factorisation indices, bad input, and the multi-agent step.
+
+Compiling MJX physics costs minutes per program on a loaded 2-core CPU, so CI compiles one
+physics program: a batched ``hopper_3x1`` rollout on short episodes, shared by the checks
+below. Every id is checked by tracing (``jax.eval_shape``: shapes and dtypes without
+compiling) and by small programs without physics (action routing). The exact equality of the
+multi-agent step with brax's single-agent step on every id, and the contract suite on the
+default 1000-step episodes, are ``nightly``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+import pytest
+
+import jaxmarl
+from jaxmarl.env import random_actions
+from jaxmarl.envs.mabrax import factorisation as fz
+
+IDS = ["ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3"]
+EPISODE = 4  # short episodes so the CI rollout crosses several time limits
+STEPS = 11
+BATCH = 2
+
+
+@functools.cache
+def make(env_id, **kwargs):
+    return jaxmarl.make(env_id, **kwargs)
+
+
+def mj_model(env):
+    """The MuJoCo model brax built the robot from (joint and actuator names)."""
+    return env.sys.mj_model
+
+
+# ------------------------------------------------------------------ no compile: construction
+
+
+def test_missing_brax_names_the_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "brax", None)  # as if brax were not installed
+    monkeypatch.delitem(sys.modules, "jaxmarl.envs.mabrax.mabrax", raising=False)
+    with pytest.raises(ImportError, match=r"pip install 'jaxmarl\[mujoco\]'"):
+        jaxmarl.make("ant_4x2")
+    monkeypatch.undo()
+    importlib.import_module("jaxmarl.envs.mabrax.mabrax")
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(env_name="ant_3x3"), r"unknown MaMuJoCo factorisation 'ant_3x3'; known: .*ant_4x2"),
+        (dict(env_name="spider_4x2"), r"known: .*walker2d_2x3"),
+        (dict(env_name="ant_4x2", agent_obsk=-1), r"agent_obsk .* >= 0, got -1"),
+        (dict(env_name="ant_4x2", homogenisation_method="min"), r"homogenisation_method"),
+        (dict(env_name="ant_4x2", backend="warp"), r"backend must be one of"),
+        (dict(env_name="ant_4x2", auto_reset=False), r"auto_reset=False"),
+        (dict(env_name="ant_4x2", global_categories=("cvel",)), r"global category 'cvel'"),
+    ],
+)
+def test_bad_input_raises_before_compiling(kwargs, match):
+    from jaxmarl.envs.mabrax import MABraxEnv
+
+    with pytest.raises(ValueError, match=match):
+        MABraxEnv(**kwargs)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_agents_act_on_their_joints_and_observe_them_first(env_id):
+    """Each agent's actions drive its own joints (named in brax's MuJoCo model), and its
+    observation starts with the positions and velocities of those joints (sorted by name)."""
+    env = make(env_id)
+    model = mj_model(env)
+    robot, conf = fz.parse(env_id)
+    layout = robot.layout
+    owned = [i for idx in env.agent_action_mapping.values() for i in idx.tolist()]
+    assert sorted(owned) == list(range(model.nu))  # every actuator has exactly one agent
+    for agent, group in zip(env.agents, robot.partitions[conf]):
+        joints = [model.actuator_trnid[a, 0] for a in env.agent_action_mapping[agent]]
+        assert [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in joints] == [
+            name.replace("hip", "hip_").replace("ankle", "ankle_") if env_id == "ant_4x2" else name
+            for name in group
+        ]
+        obs_idx = env.agent_obs_mapping[agent].tolist()
+        by_name = sorted(zip(group, joints))
+        expected = []
+        for _, j in by_name:
+            expected.append(layout.qpos(int(model.jnt_qposadr[j])))
+            expected.append(layout.qvel(int(model.jnt_dofadr[j])))
+        # depth 0 nodes in name order: qpos, qvel, then (humanoid) body quantities per node
+        got = [i for i in obs_idx if i < layout.qvel(model.nv)][: 2 * len(group)]
+        assert got == expected, (agent, got, expected)
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_spaces_match_traced_shapes(env_id):
+    """Declared spaces equal what reset emits (traced, not compiled; step's observations come
+    from the same ``get_obs``), and action bounds are the actuators' control ranges."""
+    env = make(env_id)
+    obs, state = jax.eval_shape(env.reset, jax.random.key(0))
+    brax_obs = state.brax_state.obs
+    assert brax_obs.shape == (env.obs_size,) and brax_obs.dtype == jnp.float32
+    assert env.action_size == mj_model(env).nu
+    ctrl = np.asarray(mj_model(env).actuator_ctrlrange, np.float32)
+    for agent in env.agents:
+        space = env.observation_space(agent)
+        assert obs[agent].shape == space.shape and obs[agent].dtype == space.dtype
+        idx = env.agent_action_mapping[agent]
+        np.testing.assert_array_equal(env.action_space(agent).low, ctrl[idx, 0])
+        np.testing.assert_array_equal(env.action_space(agent).high, ctrl[idx, 1])
+    assert env.get_world_state(state).shape == (env.obs_size,)
+    assert env.max_steps == 1000
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3])
+def test_observation_distance_grows_the_neighbourhood(k):
+    env = make("walker2d_2x3", agent_obsk=k)
+    assert env.agent_obsk == k
+    sizes = [make("walker2d_2x3", agent_obsk=j).agent_obs_mapping["agent_0"].size for j in (k, 1)]
+    # 3 own joints (qpos, qvel) + 5 root entries; each further depth adds joint positions
+    assert sizes[0] == {0: 11, 1: 12, 2: 13, 3: 14}[k] and sizes[1] == 12
+
+
+def test_homogenisation_widths():
+    plain = make("humanoid_9|8")
+    padded = make("humanoid_9|8", homogenisation_method="max")
+    concat = make("humanoid_9|8", homogenisation_method="concat")
+    widths = [plain.agent_obs_mapping[a].size for a in plain.agents]
+    for agent in plain.agents:
+        assert padded.observation_space(agent).shape == (2 + max(widths),)
+        assert padded.action_space(agent).shape == (9,)
+        assert concat.observation_space(agent).shape == (plain.obs_size,)
+        assert concat.action_space(agent).shape == (17,)
+
+
+# ------------------------------------------------------------------ one compiled rollout
+
+
+def scatter(env, actions):
+    """brax's action vector from agent actions, built here independently of the env: each
+    agent's i-th action entry drives the i-th actuator of its MaMuJoCo group."""
+    robot, conf = fz.parse(env.env_name)
+    full = jnp.zeros(env.action_size, jnp.float32)
+    for agent, group in zip(env.agents, robot.partitions[conf]):
+        for i, name in enumerate(group):
+            full = full.at[robot.node(name).actuator].set(actions[agent][i])
+    return full
+
+
+def homogenised_actions(env, actions, method):
+    if method is None:
+        return actions
+    if method == "max":
+        width = max(v.size for v in env.agent_action_mapping.values())
+        return {a: jnp.pad(v, (0, width - v.size), constant_values=7.0) for a, v in actions.items()}
+    full = scatter(env, actions)
+    return {a: full for a in env.agents}
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_agent_actions_scatter_into_brax_action_vector(env_id):
+    """The action vector the env hands brax is the agents' actions scattered into their
+    actuators and clipped to the control range, under every homogenisation method (small
+    programs, no physics). ``step_env`` then calls brax's step with it: the exact equality of
+    the next states is compared on every id nightly."""
+    env = make(env_id)
+    keys = jax.random.split(jax.random.key(5), len(env.agents))
+    # about a third of the entries out of bounds: clipped, not rejected
+    actions = {a: 1.5 * env.action_space(a).sample(k) for a, k in zip(env.agents, keys)}
+    first = env.agents[0]
+    actions[first] = actions[first].at[0].set(3.0 * env.action_space(first).high[0])
+    raw = np.asarray(scatter(env, actions))
+    assert (np.abs(raw) > env.action_high).any()
+    want = np.clip(raw, env.action_low, env.action_high)
+    for method in (None, "max", "concat"):
+        homog = make(env_id, homogenisation_method=method)
+        got = jax.jit(homog.global_action)(homogenised_actions(env, actions, method))
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@functools.cache
+def hopper_rollout():
+    """``[B, T]`` outputs of a hopper rollout with short episodes and some out-of-bounds
+    actions: the one physics program CI compiles for this family."""
+    env = make("hopper_3x1", episode_length=EPISODE)
+    homog = {
+        m: make("hopper_3x1", episode_length=EPISODE, homogenisation_method=m)
+        for m in ("max", "concat")
+    }
+
+    def rollout(key):
+        obs, state = env.reset(key)
+
+        def body(carry, step_key):
+            obs, state = carry
+            act_key, step_key = jax.random.split(step_key)
+            actions = random_actions(env, act_key, state)
+            actions = {a: 1.5 * v for a, v in actions.items()}  # a third out of bounds
+            out = env.step(step_key, state, actions, with_terminal_obs=True)
+            record = dict(
+                obs=obs,
+                state=state,
+                actions=actions,
+                out=out,
+                world=env.get_world_state(state),
+                max_obs=homog["max"].get_obs(state),
+                concat_obs=homog["concat"].get_obs(state),
+            )
+            return (out[0], out[1]), record
+
+        return jax.lax.scan(body, (obs, state), jax.random.split(key, STEPS))[1]
+
+    run = jax.jit(jax.vmap(rollout))
+    keys = jax.random.split(jax.random.key(0), BATCH)
+    return env, run, keys, run(keys)
+
+
+def test_observations_are_brax_observation_entries():
+    env, _, _, traj = hopper_rollout()
+    brax_obs = traj["state"].brax_state.obs  # [B, T, 11]
+    np.testing.assert_array_equal(traj["world"], brax_obs)
+    for i, agent in enumerate(env.agents):
+        idx = env.agent_obs_mapping[agent]
+        np.testing.assert_array_equal(traj["obs"][agent], brax_obs[..., idx])
+        padded = traj["max_obs"][agent]
+        np.testing.assert_array_equal(
+            padded[..., :3], np.broadcast_to(np.eye(3)[i], padded[..., :3].shape)
+        )
+        np.testing.assert_array_equal(padded[..., 3 : 3 + idx.size], brax_obs[..., idx])
+        assert not padded[..., 3 + idx.size :].any()
+        concat = np.asarray(traj["concat_obs"][agent])
+        np.testing.assert_array_equal(concat[..., idx], brax_obs[..., idx])
+        others = np.setdiff1d(np.arange(env.obs_size), idx)
+        assert not concat[..., others].any()
+
+
+def test_episodes_truncate_at_the_limit_and_terminate_on_falls():
+    env, _, _, traj = hopper_rollout()
+    obs, state, rewards, dones, infos = traj["out"]
+    done, trunc, term = (
+        np.asarray(x) for x in (dones["__all__"], infos["truncated"], infos["terminated"])
+    )
+    np.testing.assert_array_equal(done, trunc | term)
+    assert not (trunc & term).any()
+    steps = np.asarray(traj["state"].step)
+    np.testing.assert_array_equal(trunc, (steps + 1 == EPISODE) & ~term)
+    np.testing.assert_array_equal(np.asarray(state.step)[done], 0)  # auto-reset
+    stepped = infos["terminal_state"].brax_state  # brax's state after the step, pre-reset
+    np.testing.assert_array_equal(term, np.asarray(stepped.done) > 0)
+    np.testing.assert_array_equal(
+        steps[:, 1:], np.where(done, 0, np.asarray(infos["terminal_state"].step))[:, :-1]
+    )
+    for agent in env.agents:
+        np.testing.assert_array_equal(rewards[agent], stepped.reward)
+        assert rewards[agent].dtype == jnp.float32 and obs[agent].dtype == jnp.float32
+    assert trunc.any()
+
+
+def test_rollout_is_deterministic_and_batch_rows_independent():
+    _, run, keys, traj = hopper_rollout()
+    swapped = run(keys[::-1])
+    jax.tree.map(
+        lambda a, b: np.testing.assert_array_equal(a[::-1], b), traj["obs"], swapped["obs"]
+    )
+    assert not np.array_equal(traj["world"][0], traj["world"][1])
+
+
+# ------------------------------------------------------------------ nightly: every id
+
+
+@pytest.mark.nightly
+@pytest.mark.parametrize("env_id", IDS)
+def test_every_id_steps_as_brax_does(env_id):
+    """step_env's next brax state is brax's step of the same state and scattered actions."""
+    env = make(env_id)
+
+    @jax.jit
+    def both(key):
+        _, state = env.reset(key)
+        actions = random_actions(env, key, state)
+        multi = env.step_env(key, state, actions)[1].brax_state
+        low, high = env.action_low, env.action_high
+        return multi, env.env.step(state.brax_state, jnp.clip(scatter(env, actions), low, high))
+
+    multi, single = both(jax.random.key(3))
+    jax.tree.map(np.testing.assert_array_equal, multi, single)
+
+
+def test_episode_renders_to_gif_and_brax_html(tmp_path):
+    import imageio.v2 as imageio
+
+    from jaxmarl.render import save_episode_gif
+
+    env, _, _, traj = hopper_rollout()
+    episode = jax.tree.map(lambda x: x[0], traj["state"])  # [T, ...] of the first env
+    path = save_episode_gif(env, episode, tmp_path / "hopper.gif")
+    frames = imageio.mimread(path)
+    # (the GIF writer merges identical consecutive frames, e.g. a robot at rest)
+    assert 1 < len(frames) <= STEPS and frames[0].shape == (240, 320, 3)
+    assert not np.array_equal(frames[0], frames[-1])  # the robot moved
+    html = (tmp_path / "hopper.html").read_text()
+    assert "<html" in html.lower() and len(html) > 1000
