@@ -384,3 +384,24 @@ def test_render_draws_agents_pots_timers_and_the_recipe(tmp_path):
     states = jax.tree.map(lambda *x: jnp.stack(x), s, act(s, INTERACT)[1])
     render.save_gif(env, states, tmp_path / "episode.gif")
     assert (tmp_path / "episode.gif").stat().st_size > 0
+
+
+def test_reset_starts_from_the_layout_or_from_a_state_of_the_buffer():
+    env = kitchen_env()
+    reset, _, _ = compiled()
+    _, s = reset(jax.random.key(5))
+    assert s.agents.pos.x.tolist() == [1, 3] and s.agents.pos.y.tolist() == [1, 1]
+    assert s.agents.dir.tolist() == [F_UP, F_UP] and s.agents.inventory.tolist() == [0, 0]
+    codes = {recipe_code(r) for r in env.layout.possible_recipes}
+    recipes = {int(reset(jax.random.key(k))[1].recipe) for k in range(12)}
+    assert recipes <= codes and len(recipes) > 1
+    # A buffer of two hand-made states: every reset is one of them, restarted at step 0.
+    first = setup([(2, 2), (3, 1)], [F_DOWN, F_LEFT], held=(4, 0))
+    second = setup([(1, 2), (4, 1)], [F_UP, F_RIGHT], held=(0, PLATE), items={(0, 2): 16})
+    buffer = jax.tree.map(lambda a, b: jnp.stack([a, b]), first, second.replace(step=jnp.int32(7)))
+    buffered = jaxmarl.make("overcooked_v2", layout=KITCHEN, initial_state_buffer=buffer)
+    starts = [jax.jit(buffered.reset)(jax.random.key(k))[1] for k in range(8)]
+    xs = {tuple(s.agents.pos.x.tolist()) for s in starts}
+    assert xs == {(2, 3), (1, 4)} and all(int(s.step) == 0 for s in starts)
+    with pytest.raises(ValueError, match="initial_state_buffer must be an OvercookedV2State"):
+        jaxmarl.make("overcooked_v2", layout=KITCHEN, initial_state_buffer={"grid": 0})
