@@ -17,6 +17,7 @@ register_family(__name__, {"hanabi": "hanabi:HanabiEnv"})
 _EXPORTS = {
     "CARD_KNOWLEDGE_MODES": "hanabi",
     "NO_CARD": "hanabi",
+    "Hanabi": "hanabi",
     "HanabiEnv": "hanabi",
     "HanabiState": "hanabi",
 }

@@ -810,3 +810,7 @@ def _check_config(
         not isinstance(hand_size, (int, np.integer)) or not 1 <= hand_size <= 5
     ):
         raise ValueError(f"Hanabi: hand_size={hand_size!r} must be an integer in [1, 5]")
+
+
+# JaxMARL 0.2.0 exports this class as ``Hanabi`` (jaxmarl.environments.Hanabi).
+Hanabi = HanabiEnv

@@ -26,6 +26,7 @@ _EXPORTS = {
     "InTheGrid": "storm",
     "StormState": "storm",
     "InTheGrid2p": "storm_2p",
+    "InTheGrid_2p": "storm_2p",
     "Storm2pState": "storm_2p",
     "InTheMatrix": "storm_np",
     "StormNpState": "storm_np",

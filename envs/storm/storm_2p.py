@@ -338,3 +338,7 @@ class InTheGrid2p(MultiAgentEnv):
     def num_actions(self) -> int:
         """Number of actions (5)."""
         return 5
+
+
+# JaxMARL 0.2.0 names this class ``InTheGrid_2p`` (jaxmarl.environments.InTheGrid_2p).
+InTheGrid_2p = InTheGrid2p
