@@ -56,6 +56,10 @@ def _env_classes(family: str) -> list[str]:
 def _family_page(family: str) -> str:
     gif = ROOT / "docs" / "assets" / "gifs" / f"{family}.gif"
     parts = [f'--8<-- "envs/{family}/README.md"\n']
+    # Subpackages with a README of their own (OvercookedV2 in envs/overcooked/v2/).
+    for readme in sorted((ROOT / "envs" / family).glob("*/README.md")):
+        if (readme.parent / "__init__.py").exists():
+            parts.append(f'\n--8<-- "envs/{family}/{readme.parent.name}/README.md"\n')
     if gif.exists():
         parts.append(f"\n## An episode\n\n![{family}](../assets/gifs/{family}.gif)\n")
     parts.append("\n## API\n")
