@@ -233,6 +233,7 @@ class HanabiEnv(MultiAgentEnv):
             num_agents + 4 + num_agents + num_colors + num_ranks + 2 * hand_size + card_bits + 2
         )
         self.knowledge_n_feats = num_agents * hand_size * (card_bits + num_colors + num_ranks)
+        self.v0_belief_n_feats = self.knowledge_n_feats  # JaxMARL's name
         self.obs_size = (
             self.hands_n_feats
             + self.board_n_feats
