@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from jaxmarl.training.host.checkpoint import check_retention
@@ -51,7 +52,16 @@ class EnvConfig:
         jaxmarl.spec(self.env_id)
 
     def __hash__(self) -> int:
-        return hash((self.env_id, tuple(sorted(self.env_kwargs.items())), self.num_envs))
+        return hash((self.env_id, _frozen(self.env_kwargs), self.num_envs))
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of nested dicts and lists (env kwargs such as JaxNav's ``map_params``)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
