@@ -19,7 +19,7 @@ EASY = dict(
 )
 
 
-@pytest.mark.nightly  # about a minute of training on a quiet 2-core CPU
+@pytest.mark.nightly  # minutes of training on a loaded 2-core CPU
 def test_ippo_success_rate_rises_above_random_on_an_easy_map():
     config = PPOConfig(
         env=EnvConfig(env_id="jaxnav", num_envs=32, env_kwargs=EASY),
