@@ -97,6 +97,15 @@ def test_independent_parameters_need_a_critic_per_agent():
     with pytest.raises(ValueError, match="set critic.agent_id=true or share_parameters=true"):
         config(critic=CentralisedCritic(agent_id=False))
     assert config(critic=CentralisedCritic(agent_id=True)).share_parameters is False
+    from jaxmarl.baselines.multitask import MultiTaskPPOConfig
+
+    with pytest.raises(ValueError, match="share_parameters=false is not supported by the multi"):
+        MultiTaskPPOConfig(
+            env=EnvConfig(env_id="MPE_simple_spread_v3", num_envs=4),
+            run=RunConfig(total_timesteps=4 * 128),
+            tasks=("MPE_simple_spread_v3", "MPE_simple_reference_v3"),
+            share_parameters=False,
+        )
 
 
 def test_command_line_option_resume_and_social_dilemma_metrics(tmp_path):
