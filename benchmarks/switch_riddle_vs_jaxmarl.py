@@ -229,7 +229,7 @@ def compare(args) -> None:
     head = "| side | seeds | env steps / seed | greedy return (final) | "
     head += " | ".join(f"train return at {m:,}" for m in marks)
     head += " | env steps/s (wall, all seeds) | compile s |"
-    lines = [head, "|" + "---|" * (5 + len(marks))]
+    lines = [head, "|" + "---|" * (6 + len(marks))]
     for r in results:
         cells = [
             r["label"],
