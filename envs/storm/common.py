@@ -135,6 +135,9 @@ def flat_observations(obs: dict, agents: list[str]) -> jax.Array:
     )
 
 
+RANK_LIMIT = 32  # largest n whose permutation is computed by ranking (measured: 28 ranks faster)
+
+
 def _sort_rounds(n: int) -> int:
     """How many sorts ``jax.random.permutation`` does for ``n`` items (JAX's stop rule)."""
     return int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
@@ -158,11 +161,17 @@ def _shuffle_ranks(key: jax.Array, n: int) -> jax.Array:
 
 
 def permutation(key: jax.Array, n: int) -> jax.Array:
-    """``[n]`` int32, equal to ``jax.random.permutation(key, n)``, computed without a sort."""
-    if _sort_rounds(n) != 1:
+    """``[n]`` int32, equal to ``jax.random.permutation(key, n)``.
+
+    Up to ``RANK_LIMIT`` items it ranks the random keys instead of sorting them (faster under
+    ``vmap`` on a CPU); above that the comparisons grow quadratically, so it calls JAX.
+    """
+    if n > RANK_LIMIT or _sort_rounds(n) != 1:
         return jax.random.permutation(key, n).astype(jnp.int32)
     ranks = _shuffle_ranks(key, n)
-    return jnp.argmax(ranks[None, :] == jnp.arange(n)[:, None], axis=1).astype(jnp.int32)
+    index = jnp.arange(n, dtype=jnp.int32)
+    # Ranks are a permutation, so this scatter writes every slot exactly once.
+    return jnp.zeros((n,), jnp.int32).at[ranks].set(index, unique_indices=True)
 
 
 def first_of_permutation(key: jax.Array, n: int) -> jax.Array:
