@@ -218,7 +218,11 @@ class MABraxEnv(MultiAgentEnv):
     def step_env(self, key: jax.Array, state: MABraxState, actions: Actions) -> StepResult:
         del key  # brax's dynamics are deterministic
         action = self.global_action(actions)
-        brax_state = state.brax_state
+        # brax's step updates its state's metrics dict in place: hand it copies, so that an
+        # eager (unjitted) step leaves the caller's state untouched.
+        brax_state = state.brax_state.replace(
+            metrics=dict(state.brax_state.metrics), info=dict(state.brax_state.info)
+        )
         reward = jnp.zeros((), jnp.float32)
         fell = jnp.zeros((), jnp.bool_)
         for _ in range(self.action_repeat):

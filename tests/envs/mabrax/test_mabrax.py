@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import mujoco
 import numpy as np
 import pytest
+from brax.envs.base import State as BraxState
 
 import jaxmarl
 from jaxmarl.env import random_actions
@@ -137,6 +138,33 @@ def test_homogenisation_widths():
         assert padded.action_space(agent).shape == (9,)
         assert concat.observation_space(agent).shape == (plain.obs_size,)
         assert concat.action_space(agent).shape == (17,)
+
+
+def test_step_leaves_the_given_state_untouched_without_jit():
+    """brax updates the metrics dict of the state it steps in place; the env hands it copies
+    (a stub stands in for the physics, so nothing compiles)."""
+    from jaxmarl.envs.mabrax import MABraxEnv, MABraxState
+
+    env = MABraxEnv("hopper_3x1")
+
+    class MutatingPhysics:
+        def step(self, brax_state, action):
+            brax_state.metrics.update(moved=jnp.float32(1.0))
+            return brax_state.replace(reward=jnp.float32(2.0))
+
+    env.env = MutatingPhysics()
+    brax_state = BraxState(
+        pipeline_state=None,
+        obs=jnp.zeros(env.obs_size),
+        reward=jnp.float32(0.0),
+        done=jnp.float32(0.0),
+        metrics={"moved": jnp.float32(0.0)},
+    )
+    state = MABraxState(brax_state=brax_state, done=jnp.bool_(False), step=jnp.int32(0))
+    actions = {a: jnp.zeros(env.action_space(a).shape) for a in env.agents}
+    _, next_state, rewards, _, _ = env.step_env(jax.random.key(0), state, actions)
+    assert float(state.brax_state.metrics["moved"]) == 0.0
+    assert float(next_state.brax_state.metrics["moved"]) == 1.0 and float(rewards["agent_0"]) == 2
 
 
 # ------------------------------------------------------------------ one compiled rollout
