@@ -96,6 +96,9 @@ def batched_rollouts(env_id):
 # and rolls out 1000-step episodes. They run here under the nightly mark; their family's tests
 # check the same contract on short episodes in CI (tests/envs/mabrax).
 NIGHTLY_IDS = {"ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3"}
+# Ids whose eager step alone (hundreds of small ops, each compiled on its own) costs 15-30 s of
+# CI: their eager check runs nightly; every other contract check runs in CI.
+EAGER_NIGHTLY_IDS = NIGHTLY_IDS | {"jaxnav", "storm", "storm_np"}
 
 
 @pytest.fixture(
@@ -185,6 +188,10 @@ def test_same_key_same_trajectory_different_keys_differ(env_id):
     ), "three different keys gave identical trajectories"
 
 
+@pytest.mark.parametrize(
+    "env_id",
+    [pytest.param(i, marks=pytest.mark.nightly) if i in EAGER_NIGHTLY_IDS else i for i in ENV_IDS],
+)
 def test_jit_equals_eager(env_id):
     env = make_env(env_id)
     run = programs(env_id)

@@ -19,6 +19,7 @@ from jax.experimental import checkify
 import jaxmarl
 from jaxmarl import spaces
 from jaxmarl.env import checked_step
+from tests.test_env_contract import NIGHTLY_IDS
 
 # The continuous spellings of the families' ``action_type`` (MPE, SMAX).
 ACTION_TYPE_VARIANTS = ({}, {"action_type": "Continuous"}, {"action_type": "continuous"})
@@ -40,7 +41,14 @@ def continuous_variants():
                 (i, s) for i, _, s in found
             ]:
                 found.append((env_id, kwargs, env.action_space(env.agents[0])))
-    return [pytest.param(i, k, id=f"{i}{k or ''}") for i, k, _ in found]
+    # The multi-agent MuJoCo ids compile MJX physics for tens of seconds each: nightly, as in the
+    # contract suite (tests/envs/mabrax checks their action clipping in CI).
+    return [
+        pytest.param(
+            i, k, id=f"{i}{k or ''}", marks=[pytest.mark.nightly] if i in NIGHTLY_IDS else []
+        )
+        for i, k, _ in found
+    ]
 
 
 VARIANTS = continuous_variants()
