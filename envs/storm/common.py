@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import MultiAgentEnv
+
 # (dx, dy) of one step forward for directions 0..3.
 STEP = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int32)
 
@@ -230,3 +232,17 @@ def check_positive_int(env: str, name: str, value: Any, minimum: int = 1) -> int
     if isinstance(value, bool) or int(value) != value or value < minimum:
         raise ValueError(f"{env}: {name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+class InnerOuterEnv(MultiAgentEnv):
+    """A STORM env whose ``state.step`` counts the whole outer episode: the JaxMARL clocks."""
+
+    num_inner_steps: int
+
+    def inner_step(self, state: Any) -> jax.Array:
+        """``[]`` int32: steps taken in the current inner game (JaxMARL's ``state.step``)."""
+        return state.step % self.num_inner_steps
+
+    def outer_step(self, state: Any) -> jax.Array:
+        """``[]`` int32: inner games completed in this outer episode (JaxMARL's ``outer_t``)."""
+        return state.step // self.num_inner_steps

@@ -11,11 +11,11 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
     DEFAULT_PAYOFF,
+    InnerOuterEnv,
     check_payoff,
     check_positive_int,
     egocentric_view,
@@ -101,7 +101,7 @@ def step_keys(key: jax.Array) -> StepKeys:
     return StepKeys(tie, pairs, respawn, coop, defect, restart)
 
 
-class InTheGrid(MultiAgentEnv):
+class InTheGrid(InnerOuterEnv):
     """2 to 8 players collect coins on an 8x8 board and play matrix games by zapping each other.
 
     Players see a 5x5 window ahead of themselves, turned with them. Walking onto a coin
@@ -205,15 +205,6 @@ class InTheGrid(MultiAgentEnv):
             for agent in self.agents
         }
         self.action_spaces = {agent: spaces.Discrete(5) for agent in self.agents}
-
-    # ----------------------------------------------------------------- clocks
-    def inner_step(self, state: StormState) -> jax.Array:
-        """``[]`` int32: steps taken in the current inner game (JaxMARL's ``state.step``)."""
-        return state.step % self.num_inner_steps
-
-    def outer_step(self, state: StormState) -> jax.Array:
-        """``[]`` int32: inner games completed in this outer episode (JaxMARL's ``outer_t``)."""
-        return state.step // self.num_inner_steps
 
     # ----------------------------------------------------------------- randomness
     def spawn_cells(self, key: jax.Array) -> jax.Array:

@@ -11,11 +11,11 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
     DEFAULT_PAYOFF,
+    InnerOuterEnv,
     check_payoff,
     check_positive_int,
     egocentric_view,
@@ -71,7 +71,7 @@ class Storm2pState:
     done: jax.Array
 
 
-class InTheGrid2p(MultiAgentEnv):
+class InTheGrid2p(InnerOuterEnv):
     """Two players collect red and blue coins on an 8x8 board and play a matrix game by zapping.
 
     Players see a 5x5 window ahead of themselves, turned with them. Walking onto a coin
@@ -154,15 +154,6 @@ class InTheGrid2p(MultiAgentEnv):
             for agent in self.agents
         }
         self.action_spaces = {agent: spaces.Discrete(5) for agent in self.agents}
-
-    # ----------------------------------------------------------------- clocks
-    def inner_step(self, state: Storm2pState) -> jax.Array:
-        """``[]`` int32: steps taken in the current inner game (JaxMARL's ``state.step``)."""
-        return state.step % self.num_inner_steps
-
-    def outer_step(self, state: Storm2pState) -> jax.Array:
-        """``[]`` int32: inner games completed in this outer episode (JaxMARL's ``outer_t``)."""
-        return state.step // self.num_inner_steps
 
     # ----------------------------------------------------------------- layouts
     def _layout(self, key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:

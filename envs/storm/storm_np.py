@@ -11,11 +11,11 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
     DEFAULT_PAYOFF,
+    InnerOuterEnv,
     check_payoff,
     check_positive_int,
     egocentric_view,
@@ -61,7 +61,7 @@ class StormNpState:
     done: jax.Array
 
 
-class InTheMatrix(MultiAgentEnv):
+class InTheMatrix(InnerOuterEnv):
     """N players collect coins on a ``grid_size`` board and zap each other to play matrix games.
 
     Each player sees an ``obs_size`` window ahead of itself, turned with it. Walking onto a
@@ -171,15 +171,6 @@ class InTheMatrix(MultiAgentEnv):
             agent: spaces.Box(0.0, np.inf, shape, jnp.float32) for agent in self.agents
         }
         self.action_spaces = {agent: spaces.Discrete(8) for agent in self.agents}
-
-    # ----------------------------------------------------------------- clocks
-    def inner_step(self, state: StormNpState) -> jax.Array:
-        """``[]`` int32: steps taken in the current inner game (JaxMARL's ``state.step``)."""
-        return state.step % self.num_inner_steps
-
-    def outer_step(self, state: StormNpState) -> jax.Array:
-        """``[]`` int32: inner games completed in this outer episode (JaxMARL's ``outer_t``)."""
-        return state.step // self.num_inner_steps
 
     @property
     def _codes(self) -> jax.Array:
