@@ -70,6 +70,7 @@ from jaxmarl.config import (
     preset_path,
     save_config,
 )
+from jaxmarl.training.host.distributed import Launch
 from jaxmarl.training.host.logging import check_loggers, rows_with_episodes
 from jaxmarl.training.host.results import final_results, marl_eval_json, write_json, write_table
 from jaxmarl.training.host.rundir import (
@@ -99,9 +100,33 @@ class Command:
     show_progress: bool
     resume_step: int | None = None
     overwrite: bool = False
+    launch: Launch | None = None
 
 
-OPTIONS = "--resume RUN_DIR, --step N, --overwrite, --no-progress, -m/--multirun"
+OPTIONS = (
+    "--resume RUN_DIR, --step N, --overwrite, --no-progress, -m/--multirun, "
+    "--coordinator HOST:PORT --num-processes N --process-id I, --distributed"
+)
+LAUNCH_OPTIONS = ("--coordinator", "--num-processes", "--process-id")
+
+
+def _launch(args: dict[str, str], auto: bool) -> Launch | None:
+    """The multi-process launch the options (or ``JAXMARL_*`` variables) describe, if any."""
+    if auto:
+        if args:
+            raise UsageError("--distributed detects the launch; drop --" + ", --".join(args))
+        return Launch(auto=True)
+    if args:
+        try:
+            return Launch.checked(
+                args.get("coordinator"), args.get("num-processes"), args.get("process-id")
+            )
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    try:
+        return Launch.from_environment()
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _check_single_value(key: str, value: str) -> None:
@@ -122,10 +147,17 @@ def parse(argv: Sequence[str]) -> Command:
     resume_dir: str | None = None
     step: str | None = None
     show_progress, overwrite = True, False
+    launch_args: dict[str, str] = {}
+    auto_launch = False
     args = list(argv)
     while args:
         arg = args.pop(0)
-        if arg in ("--resume", "--step"):
+        if arg in LAUNCH_OPTIONS or arg.startswith(tuple(f"{o}=" for o in LAUNCH_OPTIONS)):
+            name, value = arg.split("=", 1) if "=" in arg else (arg, args.pop(0) if args else "")
+            launch_args[name[2:]] = value
+        elif arg == "--distributed":
+            auto_launch = True
+        elif arg in ("--resume", "--step"):
             if not args:
                 example = "--resume runs/NAME" if arg == "--resume" else "--step 3"
                 raise UsageError(f"{arg} needs a value: {example}")
@@ -154,11 +186,12 @@ def parse(argv: Sequence[str]) -> Command:
             else:
                 overrides.append(arg)
 
+    launch = _launch(launch_args, auto_launch)
     if resume_dir is not None:
         if overwrite:
             raise UsageError("--overwrite starts a new run; it cannot go with --resume")
         command = _resume_command(Path(resume_dir), special, overrides, show_progress)
-        return dataclasses.replace(command, resume_step=_step(step))
+        return dataclasses.replace(command, resume_step=_step(step), launch=launch)
     if step is not None:
         raise UsageError(f"--step picks the step to resume from: --resume RUN_DIR --step {step}")
 
@@ -178,10 +211,16 @@ def parse(argv: Sequence[str]) -> Command:
     run_dir = Path(run_config.out_dir) / name
     _check_run_dir_path(run_dir)
     check_loggers(run_config.loggers)
-    if not overwrite:
-        check_fresh(run_dir)
+    if not overwrite and (launch is None or launch.process_id == 0):
+        check_fresh(run_dir)  # process 0 of several checks it (again under the lock)
     return Command(
-        alg, config, run_dir, resume=False, show_progress=show_progress, overwrite=overwrite
+        alg,
+        config,
+        run_dir,
+        resume=False,
+        show_progress=show_progress,
+        overwrite=overwrite,
+        launch=launch,
     )
 
 
@@ -344,12 +383,15 @@ def check_buildable(command: Command) -> None:
 
 def execute(command: Command) -> int:
     from jaxmarl.cpu_rng import use_fast_cpu_rng
-    from jaxmarl.training.host.devices import use_devices
+    from jaxmarl.training.host import distributed
+    from jaxmarl.training.host.devices import use_run_devices
 
     config, run_dir = command.config, command.run_dir
     algorithm = _algorithm(command.alg)
-    try:
-        use_devices(config.run.devices)  # before anything runs on JAX's backend
+    try:  # before anything runs on JAX's backend
+        if command.launch is not None:
+            distributed.initialize(command.launch, _local_devices(config, command.launch))
+        use_run_devices(config.run)
     except ValueError as error:
         return _fail(error)
     use_fast_cpu_rng()  # before anything compiles; opt-out and effect in docs/cpu_rng.md
@@ -360,6 +402,8 @@ def execute(command: Command) -> int:
         check_sweepable(config.run.sweep, learner.sweepable, f"alg={command.alg}")
     except (ValueError, TypeError) as error:  # TypeError: e.g. an unknown env argument
         return _fail(error)
+    if not distributed.is_primary():  # process 0 of a multi-process run owns the run directory
+        return _execute_follower(command, learner)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         lock = RunDirLock(run_dir).acquire()
@@ -369,6 +413,44 @@ def execute(command: Command) -> int:
         return _execute_locked(command, algorithm, learner, lock)
     finally:
         lock.release()
+
+
+def _local_devices(config, launch) -> int:
+    """Devices each process of a CPU launch contributes: its share of the run's mesh."""
+    needed = config.run.devices * config.run.data_devices
+    if launch.num_processes is None:  # auto-detected: known only once joined
+        return 1
+    if needed % launch.num_processes:
+        raise ValueError(
+            f"run.devices x run.data_devices = {needed} devices do not split over "
+            f"--num-processes={launch.num_processes}; use a device count that is a multiple "
+            f"of the process count"
+        )
+    return needed // launch.num_processes
+
+
+def _execute_follower(command: Command, learner) -> int:
+    """A process other than 0: trains its share and takes part in checkpoints, writes nothing
+    else (no lock, config, logs or summary)."""
+    from jaxmarl.training.host.checkpoint import (
+        CheckpointCorruptError,
+        CheckpointMismatchError,
+        CheckpointNotFoundError,
+    )
+    from jaxmarl.training.host.loop import run
+
+    try:
+        run(
+            learner,
+            command.config.run,
+            command.run_dir,
+            resume=command.resume,
+            resume_step=command.resume_step,
+            show_progress=False,
+        )
+    except (CheckpointCorruptError, CheckpointNotFoundError, CheckpointMismatchError) as error:
+        return _fail(error)
+    return 0
 
 
 def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDirLock) -> int:

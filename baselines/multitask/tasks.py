@@ -140,6 +140,11 @@ class MultiTaskFields:
         )
         specs = self.task_specs  # parses and checks every spec
         require(len(specs) > 0, "tasks needs at least one task")
+        require(
+            self.run.data_devices == 1,
+            f"run.data_devices={self.run.data_devices}: the multi-task learners do not split a "
+            "seed's envs over devices yet; use run.data_devices=1 (run.devices spreads seeds)",
+        )
 
     @property
     def task_specs(self) -> tuple[TaskSpec, ...]:

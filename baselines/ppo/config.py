@@ -13,6 +13,7 @@ from jaxmarl.training.config import (
     require,
     require_positive,
 )
+from jaxmarl.training.data_parallel import check_data_split
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -123,18 +124,22 @@ class PPOConfig(RolloutUpdates):
             "share_parameters=true",
         )
         self.num_updates  # noqa: B018 -- validates the run length
+        data = self.run.data_devices
+        check_data_split(self.env.num_envs, data)
+        envs = self.env.num_envs // data  # per device; minibatches are dealt per device
+        label = f"env.num_envs={envs}" if data == 1 else f"{envs} envs per data device"
         if self.network.recurrent:
-            sequences = self.env.num_envs  # times agents, which is only known with the env
+            # Sequences are envs times agents, which is only known with the env.
             require(
-                sequences % self.num_minibatches == 0,
-                f"env.num_envs={self.env.num_envs} is not divisible by "
-                f"num_minibatches={self.num_minibatches} (recurrent minibatches split whole "
-                f"env sequences); choose num_minibatches dividing {self.env.num_envs}",
+                envs % self.num_minibatches == 0,
+                f"{label} is not divisible by num_minibatches="
+                f"{self.num_minibatches} (recurrent minibatches split whole env sequences); "
+                f"choose num_minibatches dividing {envs}",
             )
         else:
-            samples = self.env.num_envs * self.num_steps
+            samples = envs * self.num_steps
             require(
                 samples % self.num_minibatches == 0,
-                f"env.num_envs * num_steps = {samples} is not divisible by "
+                f"{label} x num_steps = {samples} is not divisible by "
                 f"num_minibatches={self.num_minibatches}",
             )

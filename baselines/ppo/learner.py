@@ -35,7 +35,9 @@ from jaxmarl.baselines.ppo.network import build_network
 from jaxmarl.networks import (
     ActorCritic,
 )
+from jaxmarl.networks.heads import sample_rows
 from jaxmarl.training import targets
+from jaxmarl.training.data_parallel import DataShards
 from jaxmarl.training.learner import GreedyPolicy, Learner, make_train_from
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import Policy, TrainingEnv, episode_metrics, rollout, shaping_of
@@ -135,7 +137,8 @@ def _env_major(x: jax.Array, envs: int) -> jax.Array:
 
 def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOParts:
     """PPO's rollout, targets and loss for ``env`` and ``network``."""
-    num_envs, num_agents = config.env.num_envs, env.batch.num_agents
+    data = DataShards.of(config)
+    num_envs, num_agents = data.local(config.env.num_envs), env.batch.num_agents  # this device's
     layout = CriticLayout(config.critic.centralised, not config.critic.one_per_env, num_agents)
     groups = num_envs * layout.per_env
 
@@ -155,11 +158,13 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
         )
 
     def sampling_policy(params) -> Policy:
-        def policy(carry, inputs: StepInput, key):
+        def policy(carry, inputs: StepInput, keys):
             actor_carry, critic_carry = carry
             actor_carry, dist = act(params, actor_carry, inputs)
             critic_carry, value = values_of(params, critic_carry, inputs)
-            action = dist.sample(seed=key)
+            # One key per agent row, from its env's key: rows are env-major ``[1, B * A]``.
+            row_keys = jax.vmap(lambda k: jax.random.split(k, num_agents))(keys).reshape(1, -1)
+            action = sample_rows(dist, row_keys)
             num = inputs.first.shape[0]
             extras = {"log_prob": _env_major(dist.log_prob(action), num), "value": value}
             return (actor_carry, critic_carry), _env_major(action, num), extras
@@ -210,7 +215,7 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
         return network.initial_carry(n * num_agents, n * layout.per_env)
 
     def init_params(params_key: jax.Array, env_key: jax.Array):
-        runner = env.reset(env_key, num_envs, initial_carry(num_envs))
+        runner = env.reset(env_key, num_envs, initial_carry(num_envs), data)
         inputs = env.runner_inputs(runner)
         params = network.init(
             params_key, _one_step(inputs.obs)[0], _one_step(layout.inputs(env, inputs))[0]
@@ -226,24 +231,25 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
             config.num_steps,
             bootstrap=state_value(params) if config.bootstrap_truncation else None,
             shaping=shaping_of(config.env, update * config.steps_per_update),
+            data=data,
         )
         advantages, value_targets = advantages_and_targets(params, trajectory, runner)
         steps = ppo_batch(trajectory, advantages, value_targets)
-        data = Rollout(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
-        return runner, data, episode_metrics(trajectory)
+        rollout_data = Rollout(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
+        return runner, rollout_data, data.episode_metrics(episode_metrics(trajectory))
 
     # Independent parameters: an env's agents stay in one minibatch (each minibatch row then
     # still holds one step of every agent, in agent order, which the per-agent network needs).
     together = 1 if config.share_parameters else num_agents
 
-    def minibatches(key: jax.Array, data: Rollout) -> PPOMinibatch:
-        steps = data.steps
-        carries = (data.actor_carry.reshape((groups, layout.shared, -1)), data.critic_carry)
+    def minibatches(key: jax.Array, batch: Rollout) -> PPOMinibatch:
+        steps = batch.steps
+        carries = (batch.actor_carry.reshape((groups, layout.shared, -1)), batch.critic_carry)
         if together > 1:  # [T, G, ...] -> [T, G / A, A, ...], carries [G, ...] -> [G / A, A, ...]
             steps = jax.tree.map(lambda x: _split_axis(x, 1, together), steps)
             carries = jax.tree.map(lambda x: _split_axis(x, 0, together), carries)
         steps, carries = sequence_minibatches(
-            key, steps, carries, config.num_minibatches, config.network.recurrent
+            key, steps, carries, config.num_minibatches, config.network.recurrent, data
         )
         if together > 1:  # merge the agents back: [M, T, G_m, A, ...] -> [M, T, G_m * A, ...]
             steps = jax.tree.map(lambda x: merge_axes(x, 2), steps)
@@ -306,15 +312,16 @@ def make_ppo(config: PPOConfig) -> Learner:
         )
 
     def update(state: TrainState) -> tuple[TrainState, dict[str, jax.Array]]:
-        runner, data, metrics = parts.collect(state.params, state.runner, state.update)
+        runner, batch, metrics = parts.collect(state.params, state.runner, state.update)
         params, opt_state, key, train_metrics = sgd_epochs(
             parts.loss_fn,
             optimiser,
             state.params,
             state.opt_state,
             state.key,
-            lambda key: parts.minibatches(key, data),
+            lambda key: parts.minibatches(key, batch),
             config.update_epochs,
+            DataShards.of(config),
         )
         new_state = TrainState(
             params=params, opt_state=opt_state, runner=runner, key=key, update=state.update + 1

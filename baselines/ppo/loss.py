@@ -11,6 +11,7 @@ from flax import struct
 from jaxmarl.baselines.ppo.config import PPOConfig
 from jaxmarl.networks import ActorCritic
 from jaxmarl.training import losses
+from jaxmarl.training.data_parallel import DataShards
 
 
 @struct.dataclass
@@ -82,8 +83,8 @@ def ppo_loss(
     )  # [T, G]
     values = jnp.broadcast_to(values[..., None], steps.value_targets.shape)
     advantages = steps.advantages
-    if config.normalize_advantages:
-        advantages = losses.normalize(advantages)
+    if config.normalize_advantages:  # over the whole minibatch, every device's share of it
+        advantages = DataShards.of(config).normalize(advantages)
     policy_loss, stats = losses.ppo_policy_loss(
         dist.log_prob(agents(steps.action)),
         agents(steps.log_prob),

@@ -52,9 +52,11 @@ def q_policies(network: QNetwork):
         return carry, q[0]
 
     def exploring_policy(params, epsilon) -> Policy:
-        def policy(carry, inputs: StepInput, key):
+        def policy(carry, inputs: StepInput, keys):
             carry, q = q_values(params, carry, inputs)
-            return carry, epsilon_greedy(key, q, inputs.avail_actions, epsilon), {}
+            # One key per env (``[B]``): each env explores with its own randomness.
+            act = jax.vmap(epsilon_greedy, in_axes=(0, 0, 0, None))
+            return carry, act(keys, q, inputs.avail_actions, epsilon), {}
 
         return policy
 

@@ -40,6 +40,7 @@ from jaxmarl.baselines.q_learning.td_loss import (
 )
 from jaxmarl.training import replay
 from jaxmarl.training.config import require, require_positive
+from jaxmarl.training.data_parallel import DataShards, check_data_split
 from jaxmarl.training.learner import Learner
 from jaxmarl.training.rollout import TrainingEnv, episode_metrics
 from jaxmarl.training.sgd import sgd_epochs
@@ -99,6 +100,21 @@ class QLearningConfig(QCommonConfig):
             f"burn_in must be in [0, num_steps={self.num_steps}], got {self.burn_in}",
         )
         self.num_updates  # noqa: B018 -- validates the run length
+        data = self.run.data_devices
+        if data > 1:  # each device holds its envs' share of the buffer and of every sample
+            check_data_split(self.env.num_envs, data)
+            require(
+                self.buffer_size % self.env.num_envs == 0,
+                f"run.data_devices={data} splits the replay buffer by env, which needs "
+                f"buffer_size={self.buffer_size} to be a multiple of env.num_envs="
+                f"{self.env.num_envs}; use buffer_size="
+                f"{-(-self.buffer_size // self.env.num_envs) * self.env.num_envs}",
+            )
+            require(
+                self.batch_size % data == 0,
+                f"batch_size={self.batch_size} does not split over run.data_devices={data}; "
+                f"use a batch_size that is a multiple of {data}",
+            )
 
 
 @struct.dataclass
@@ -130,7 +146,8 @@ def make_q_learning(config: QLearningConfig) -> Learner:
     )
     batch = env.batch
     network = build_q_network(config, batch)
-    num_envs, num_steps = config.env.num_envs, config.num_steps
+    data = DataShards.of(config)
+    num_envs, num_steps = data.local(config.env.num_envs), config.num_steps  # this device's
     slots = truncation_slots(env.env, num_steps)
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
@@ -140,7 +157,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
 
     def init(key: jax.Array) -> QTrainState:
         params_key, env_key, train_key = jax.random.split(key, 3)
-        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs))
+        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs), data)
         inputs = env.runner_inputs(runner)
         params = network.init(params_key, inputs.obs, inputs.world_state)
         steps = lambda x, length: jnp.zeros((length, *x.shape[1:]), x.dtype)
@@ -161,7 +178,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             params=params,
             target_params=params,
             opt_state=optimiser.init(params),
-            buffer=replay.init(example, config.buffer_size),
+            buffer=replay.init(example, data.local(config.buffer_size)),
             runner=runner,
             key=train_key,
             update=jnp.int32(0),
@@ -176,10 +193,13 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             num_steps,
             record_terminal=config.bootstrap_truncation,
             slots=slots,
+            data=data,
         )
         buffer = replay.add(state.buffer, sequence.batch_major())
         env_steps = (state.update + 1) * config.steps_per_update
-        learn = replay.can_sample(buffer, config.batch_size) & (env_steps >= config.learning_starts)
+        learn = replay.can_sample(buffer, data.local(config.batch_size)) & (
+            env_steps >= config.learning_starts
+        )
         key, learn_key = jax.random.split(state.key)
 
         def loss_fn(params, minibatch):
@@ -194,12 +214,12 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             )
 
         def sample(key):
-            items = replay.sample(buffer, key, config.batch_size)
+            items = replay.sample_split(buffer, key, config.batch_size, data, config.env.num_envs)
             return jax.tree.map(lambda x: x[None], items.time_major())  # one minibatch
 
         def learn_step(params, opt_state):
             params, opt_state, _, metrics = sgd_epochs(
-                loss_fn, optimiser, params, opt_state, learn_key, sample, config.num_epochs
+                loss_fn, optimiser, params, opt_state, learn_key, sample, config.num_epochs, data
             )
             return params, opt_state, metrics
 
@@ -225,7 +245,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             update=state.update + 1,
         )
         metrics = {
-            **episode_metrics(trajectory),
+            **data.episode_metrics(episode_metrics(trajectory)),
             **train_metrics,
             "epsilon": eps,
             "learning": learn.astype(jnp.float32),

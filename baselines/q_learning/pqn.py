@@ -36,6 +36,7 @@ from jaxmarl.baselines.q_learning.td_loss import (
 )
 from jaxmarl.networks.mixers import MixerConfig, VDNMixerConfig
 from jaxmarl.training.config import EnvConfig, GRUTrunkConfig, NetworkConfig, RunConfig, require
+from jaxmarl.training.data_parallel import DataShards, check_data_split
 from jaxmarl.training.learner import Learner
 from jaxmarl.training.rollout import TrainingEnv, episode_metrics, shaping_of
 from jaxmarl.training.sgd import sgd_epochs
@@ -87,6 +88,15 @@ class PQNConfig(QCommonConfig):
             f"{self.num_minibatches} (minibatches split whole env sequences)",
         )
         self.num_updates  # noqa: B018 -- validates the run length
+        data = self.run.data_devices
+        if data > 1:  # minibatches are dealt from each device's own env sequences
+            check_data_split(self.env.num_envs, data)
+            require(
+                (self.env.num_envs // data) % self.num_minibatches == 0,
+                f"{self.env.num_envs // data} envs per data device are not divisible by "
+                f"num_minibatches={self.num_minibatches}; lower run.data_devices or "
+                "num_minibatches",
+            )
 
 
 def make_pqn(config: PQNConfig) -> Learner:
@@ -96,7 +106,8 @@ def make_pqn(config: PQNConfig) -> Learner:
     )
     batch = env.batch
     network = build_q_network(config, batch)
-    num_envs = config.env.num_envs
+    data = DataShards.of(config)
+    num_envs = data.local(config.env.num_envs)  # this device's
     slots = truncation_slots(env.env, config.num_steps)
     num_updates = config.num_updates
     epsilon = epsilon_schedule(config, num_updates)
@@ -106,7 +117,7 @@ def make_pqn(config: PQNConfig) -> Learner:
 
     def init(key: jax.Array) -> TrainState:
         params_key, env_key, train_key = jax.random.split(key, 3)
-        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs))
+        runner = env.reset(env_key, num_envs, network.initial_carry(num_envs), data)
         inputs = env.runner_inputs(runner)
         params = network.init(params_key, inputs.obs, inputs.world_state)
         return TrainState(
@@ -130,10 +141,11 @@ def make_pqn(config: PQNConfig) -> Learner:
             record_terminal=config.bootstrap_truncation,
             slots=slots,
             shaping=shaping_of(config.env, state.update * config.steps_per_update),
+            data=data,
         )
 
         def minibatches(key):
-            return sequence_minibatches_of(key, sequence, config.num_minibatches)
+            return sequence_minibatches_of(key, sequence, config.num_minibatches, data)
 
         params, opt_state, key, train_metrics = sgd_epochs(
             loss_fn,
@@ -143,11 +155,13 @@ def make_pqn(config: PQNConfig) -> Learner:
             state.key,
             minibatches,
             config.num_epochs,
+            data,
         )
         new_state = TrainState(
             params=params, opt_state=opt_state, runner=runner, key=key, update=state.update + 1
         )
-        return new_state, {**episode_metrics(trajectory), **train_metrics, "epsilon": eps}
+        episodes = data.episode_metrics(episode_metrics(trajectory))
+        return new_state, {**episodes, **train_metrics, "epsilon": eps}
 
     return Learner(
         config=config,

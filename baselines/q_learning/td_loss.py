@@ -30,6 +30,7 @@ from flax import struct
 from jaxmarl.baselines.q_learning.acting import greedy_actions
 from jaxmarl.baselines.q_learning.config import QCommonConfig
 from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.training.data_parallel import SINGLE, DataShards
 from jaxmarl.training.minibatch import sequence_minibatches
 from jaxmarl.training.rollout import Policy, TrainingEnv, rollout
 from jaxmarl.training.types import Runner, StepInput, Transition
@@ -236,7 +237,8 @@ def td_loss(
     squared_error = jnp.square(q_mixed - returns)
     if burn_in:
         kept = jnp.broadcast_to(~stale_steps(inputs.first[:-1], burn_in)[..., None], returns.shape)
-        loss = jnp.sum(jnp.where(kept, squared_error, 0.0)) / jnp.maximum(jnp.sum(kept), 1)
+        # Over every device's kept steps when the batch is split (``DataShards.masked_mean``).
+        loss = DataShards.of(config).masked_mean(squared_error, kept)
     else:
         loss = jnp.mean(squared_error)
     return loss, {
@@ -256,22 +258,31 @@ def collect_sequence(
     record_terminal: bool,
     slots: int,
     shaping: tuple[str, jax.Array] | None = None,
+    data: DataShards = SINGLE,
 ) -> tuple[Runner, Transition, QSequence]:
     """Roll out ``num_steps`` steps and package them as a ``QSequence`` (with the inputs after
-    them and the carry before them): ``(runner, trajectory, sequence)``. ``shaping``: see
-    ``jaxmarl.training.rollout.rollout``."""
+    them and the carry before them): ``(runner, trajectory, sequence)``. ``shaping`` and
+    ``data``: see ``jaxmarl.training.rollout.rollout``."""
     next_runner, trajectory = rollout(
-        env, policy, runner, num_steps, record_terminal=record_terminal, shaping=shaping
+        env,
+        policy,
+        runner,
+        num_steps,
+        record_terminal=record_terminal,
+        shaping=shaping,
+        data=data,
     )
     next_inputs = env.runner_inputs(next_runner)
     sequence = QSequence.from_rollout(trajectory, next_inputs, runner.policy_carry, slots)
     return next_runner, trajectory, sequence
 
 
-def sequence_minibatches_of(key: jax.Array, sequence: QSequence, num_minibatches: int) -> QSequence:
+def sequence_minibatches_of(
+    key: jax.Array, sequence: QSequence, num_minibatches: int, data: DataShards = SINGLE
+) -> QSequence:
     """``num_minibatches`` minibatches of whole env sequences, each with its start carries
-    (leaves ``[M, ...]``)."""
+    (leaves ``[M, ...]``; ``data``: this device's share of them)."""
     steps, carries = sequence_minibatches(
-        key, sequence.replace(carry=None), sequence.carry, num_minibatches, True
+        key, sequence.replace(carry=None), sequence.carry, num_minibatches, True, data
     )
     return steps.replace(carry=carries)

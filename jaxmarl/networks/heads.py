@@ -22,6 +22,27 @@ def masked_logits(logits: jax.Array, avail: jax.Array | None) -> jax.Array:
     return jnp.where(avail, logits, jnp.finfo(logits.dtype).min)
 
 
+def sample_rows(dist: distrax.Distribution, keys: jax.Array) -> jax.Array:
+    """Sample a policy head's distribution with one key per row (``keys`` shaped like its batch
+    shape), so that a row's action does not depend on which other rows share the batch (a
+    data-parallel device holds only some of them). Takes what the heads here return.
+
+    Raises:
+        TypeError: for a distribution type the heads here do not return.
+    """
+    if isinstance(dist, distrax.Categorical):
+        draw = lambda key, logits: jax.random.categorical(key, logits)
+        rows = dist.logits
+    elif isinstance(dist, distrax.MultivariateNormalDiag):
+        draw = lambda key, params: params[0] + params[1] * jax.random.normal(key, params[0].shape)
+        rows = (dist.loc, dist.scale_diag)
+    else:
+        raise TypeError(f"sample_rows takes Categorical or MultivariateNormalDiag, not {dist!r}")
+    for _ in range(keys.ndim):
+        draw = jax.vmap(draw)
+    return draw(keys, rows)
+
+
 class CategoricalHead(nn.Module):
     """Logits over ``num_actions`` discrete actions -> masked ``distrax.Categorical``."""
 

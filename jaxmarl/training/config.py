@@ -268,6 +268,10 @@ class RunConfig:
         num_seeds: seeds trained in parallel by ``vmap`` in one program.
         devices: split the seeds evenly over this many devices (on a CPU: host devices, one
             thread each, so several cores work at once); must divide ``num_seeds``.
+        data_devices: split each seed's envs evenly over this many devices (data-parallel
+            training of one run: each rolls out its share, gradients are averaged; see
+            ``jaxmarl.training.data_parallel``). The run uses ``devices x data_devices``
+            devices and gives the results of one device.
         total_timesteps: env steps per seed (must be a whole number of updates).
         updates_per_chunk: updates per jitted chunk (host work happens between chunks);
             0 = everything in one chunk. If it does not divide the run, the last chunk is
@@ -298,6 +302,7 @@ class RunConfig:
     seed: int = 0
     num_seeds: int = 1
     devices: int = 1
+    data_devices: int = 1
     total_timesteps: int = 1_048_576  # 2**20: whole updates for power-of-two batch sizes
     updates_per_chunk: int = 10
     checkpoint_every: int = 10
@@ -319,6 +324,7 @@ class RunConfig:
             "run",
             num_seeds=self.num_seeds,
             devices=self.devices,
+            data_devices=self.data_devices,
             total_timesteps=self.total_timesteps,
         )
         check_split(self.num_seeds, self.devices)

@@ -1,104 +1,97 @@
-"""Shuffling a batch into minibatches (one permutation per epoch)."""
+"""Dealing a batch into minibatches: stratified in blocks, so that it splits over devices.
+
+A batch of ``U`` units (whole sequences, or single steps) goes into ``M`` minibatches of
+``U / M`` units. The units are cut into blocks of ``M`` consecutive ones, and each block deals
+one unit to every minibatch in an order drawn from ``fold_in(key, block index)``. Every unit
+lands in exactly one minibatch, uniformly at random, and every minibatch draws evenly from the
+whole batch (stratified sampling, which never has more variance than a plain shuffle).
+
+Why blocks, and not one permutation of the whole batch (PureJaxRL's way): a device that holds a
+contiguous share of whole blocks builds its part of every minibatch from its own units and its
+own block indices, with no data exchanged, and the union over devices is exactly the minibatch
+one device would build (``jaxmarl.training.data_parallel``). One rule serves one device and
+many, so results do not depend on the device count.
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-# Below this many random bits per element the packed sort needs too many rounds to pay off.
-_MIN_RANDOM_BITS = 8
+from jaxmarl.training.data_parallel import SINGLE, DataShards
 
 
-def permutation(key: jax.Array, n: int) -> jax.Array:
-    """A uniformly random permutation of ``range(n)`` (int32 ``[n]``), cheap on CPU.
+def block_deal(key: jax.Array, num_units: int, num_minibatches: int, first_unit=0) -> jax.Array:
+    """``[M, U / M]`` int32 local unit indices: minibatch ``m`` takes unit ``idx[m, b]`` of
+    block ``b``.
 
-    ``jax.random.permutation`` sorts (random key, index) pairs, and XLA's CPU sort of a
-    key/value pair is much slower than its sort of one unsigned-integer array (PPO shuffles
-    every epoch). Here each element's random bits and its position share one ``uint32``
-    (position in the low bits), so a plain sort orders by the random bits and the low bits
-    read off the permutation. Elements whose random bits tie keep
-    their current order, exactly like a stable sort on the random key alone; as in
-    ``jax.random.permutation``, enough rounds (each re-sorting the current order with fresh
-    bits) are taken that ``2 ** (random_bits * rounds) >= n ** 3``, which makes a tie in every
-    round improbable. Falls back to ``jax.random.permutation`` when ``n`` leaves fewer than
-    8 random bits (``n > 2 ** 24``). Streams differ from ``jax.random.permutation``'s.
+    Args:
+        key: one key per epoch (the same on every device).
+        num_units: ``U`` units held here, a multiple of ``num_minibatches``.
+        num_minibatches: ``M``.
+        first_unit: global index of the first unit held here (a multiple of ``M``; traced
+            under a data split), which numbers the blocks.
     """
-    if n <= 1:
-        return jnp.arange(n, dtype=jnp.int32)
-    position_bits, rounds = packed_sort_plan(n)
-    if rounds is None:
-        return jax.random.permutation(key, n).astype(jnp.int32)
-    positions = jnp.arange(n, dtype=jnp.uint32)
-    low_mask = jnp.uint32((1 << position_bits) - 1)
-    order = jnp.arange(n, dtype=jnp.int32)
-    for round_key in jax.random.split(key, rounds):
-        bits = jax.random.bits(round_key, (n,), jnp.uint32)
-        packed = jax.lax.shift_left(bits, jnp.uint32(position_bits)) | positions
-        picked = (jax.lax.sort(packed) & low_mask).astype(jnp.int32)
-        order = order[picked]
-    return order
+    if num_units % num_minibatches:
+        raise ValueError(f"{num_units} units do not split into num_minibatches={num_minibatches}")
+    blocks = num_units // num_minibatches
+    block_ids = first_unit // num_minibatches + jnp.arange(blocks, dtype=jnp.int32)
+    bits = jax.vmap(lambda i: jax.random.bits(jax.random.fold_in(key, i), (num_minibatches,)))(
+        block_ids
+    )  # [blocks, M]
+    order = jnp.argsort(bits, axis=-1, stable=True).astype(jnp.int32)  # a permutation per block
+    starts = num_minibatches * jnp.arange(blocks, dtype=jnp.int32)
+    return (starts[:, None] + order).T  # [M, blocks]
 
 
-def packed_sort_plan(n: int) -> tuple[int, int | None]:
-    """``(position_bits, rounds)`` for ``permutation`` of ``n > 1`` elements; ``rounds`` is
-    ``None`` where too few random bits are left and ``jax.random.permutation`` is used."""
-    position_bits = (n - 1).bit_length()
-    random_bits = 32 - position_bits
-    if random_bits < _MIN_RANDOM_BITS:
-        return position_bits, None
-    return position_bits, math.ceil(3 * math.log2(n) / random_bits)
+def deal(key: jax.Array, batch: Any, num_minibatches: int, axis: int = 0, first_unit=0) -> Any:
+    """Deal ``batch``'s units along ``axis`` into ``num_minibatches`` (``block_deal``).
 
-
-def shuffle_and_split(key: jax.Array, batch: Any, num_minibatches: int, axis: int = 0) -> Any:
-    """Permute ``batch`` along ``axis`` and split it into ``num_minibatches`` equal parts.
-
-    Every leaf must have the same size ``n`` along ``axis``, divisible by ``num_minibatches``
-    (configs validate this before tracing).
-
-    Returns:
-        The same pytree with leaves ``[num_minibatches, ...]`` where the ``axis`` dimension
-        becomes ``n // num_minibatches`` (moved to position ``axis + 1``).
+    Every leaf must have the same size along ``axis``. Returns the same pytree with leaves
+    ``[M, ...]``, the ``axis`` dimension becoming ``U / M`` (at position ``axis + 1``).
     """
     sizes = {leaf.shape[axis] for leaf in jax.tree.leaves(batch)}
     if len(sizes) != 1:
         raise ValueError(f"all leaves need the same size along axis {axis}, got {sizes}")
-    (n,) = sizes
-    if n % num_minibatches:
-        raise ValueError(f"batch size {n} is not divisible by num_minibatches={num_minibatches}")
-    order = permutation(key, n)
-
-    def split(leaf):
-        leaf = jnp.take(leaf, order, axis=axis)
-        shape = leaf.shape[:axis] + (num_minibatches, n // num_minibatches) + leaf.shape[axis + 1 :]
-        return jnp.moveaxis(leaf.reshape(shape), axis, 0)
-
-    return jax.tree.map(split, batch)
+    (units,) = sizes
+    index = block_deal(key, units, num_minibatches, first_unit)
+    return jax.tree.map(lambda leaf: jnp.moveaxis(jnp.take(leaf, index, axis=axis), axis, 0), batch)
 
 
 def sequence_minibatches(
-    key: jax.Array, steps: Any, carries: Any, num_minibatches: int, recurrent: bool
+    key: jax.Array,
+    steps: Any,
+    carries: Any,
+    num_minibatches: int,
+    recurrent: bool,
+    data: DataShards = SINGLE,
 ) -> tuple[Any, Any]:
     """Minibatches of time-major data ``[T, N, ...]`` with recurrent states ``[N, ...]``.
 
     Recurrent: ``N / M`` whole sequences each, with their initial states. Feed-forward: every
-    step is an independent sample, so ``T * N / M`` samples each, shaped as one-step sequences
-    ``[1, S, ...]`` with zero states. A unit ``n`` may hold several sequences (e.g. every agent
-    of an env: ``[T, N, A, ...]`` and states ``[N, A, H]``); they stay together.
+    step is an independent sample, so ``T * N / M`` samples each (units taken sequence by
+    sequence, so a block is ``M`` steps of one sequence when ``M`` divides ``T``), shaped as
+    one-step sequences ``[1, S, ...]`` with zero states. A unit ``n`` may hold several sequences
+    (e.g. every agent of an env: ``[T, N, A, ...]`` and states ``[N, A, H]``); they stay together.
+    ``data``: the ``N`` sequences here are this device's share of a split batch.
 
     Returns:
         ``(steps [M, T', N', ...], carries [M, N', ...])``.
     """
+    num_steps, num_seqs = jax.tree.leaves(steps)[0].shape[:2]
     if recurrent:
-        # States ride along as a length-1 time axis so one permutation moves everything.
-        split_steps, split_carries = shuffle_and_split(
-            key, (steps, jax.tree.map(lambda c: c[None], carries)), num_minibatches, axis=1
+        first = data.first(num_seqs * data.count)
+        # States ride along as a length-1 time axis so one deal moves everything.
+        split_steps, split_carries = deal(
+            key, (steps, jax.tree.map(lambda c: c[None], carries)), num_minibatches, 1, first
         )
         return split_steps, jax.tree.map(lambda c: c[:, 0], split_carries)
-    samples = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), steps)
-    split = shuffle_and_split(key, samples, num_minibatches, axis=0)  # [M, S, ...]
+    # Sequence-major samples: this device's are a contiguous range of the global ones.
+    samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((-1, *x.shape[2:])), steps)
+    first = data.first(num_seqs * data.count) * num_steps
+    split = deal(key, samples, num_minibatches, 0, first)  # [M, S, ...]
     split = jax.tree.map(lambda x: x[:, None], split)  # [M, 1, S, ...]
     size = jax.tree.leaves(split)[0].shape[2]
     zeros = jax.tree.map(

@@ -14,7 +14,9 @@ sequences, sample whole sequences", which is exactly this. Sampling is uniform o
 items; prioritised replay is not implemented.
 
 Shapes: ``add`` takes items ``[B, ...]`` (``B <= capacity``, static) and ``sample`` returns
-``[S, ...]``; both are pure functions of the state.
+``[S, ...]``; both are pure functions of the state. Under a data split (``run.data_devices``)
+each device holds the items of its own envs, and ``sample_split`` draws what one device's
+buffer would give.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from flax import struct
+
+from jaxmarl.training.data_parallel import DataShards
 
 
 @struct.dataclass
@@ -85,3 +89,31 @@ def sample(buffer: ReplayBuffer, key: jax.Array, batch_size: int) -> Any:
     """
     index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(buffer.size, 1))
     return jax.tree.map(lambda stored: stored[index], buffer.data)
+
+
+def sample_split(
+    buffer: ReplayBuffer, key: jax.Array, batch_size: int, data: DataShards, items_per_add: int
+) -> Any:
+    """``sample`` of the buffer one device would hold, from buffers split over ``data``.
+
+    Each device's buffer holds its own envs' items: every ``add`` writes ``items_per_add / D``
+    items on each of the ``D`` devices, where one device would write ``items_per_add`` (the
+    whole batch of envs, in env order). With a capacity that is a multiple of
+    ``items_per_add``, one device's slot ``i`` holds env ``i % items_per_add`` of write
+    ``i // items_per_add``, so it lives on device ``env // (items_per_add / D)`` at local slot
+    ``write * items_per_add / D + env % (items_per_add / D)``. Every device draws the same
+    global indices (the key is replicated) and receives the items from their devices
+    (``DataShards.gather``): the whole sample, exactly as one device draws it.
+
+    Returns:
+        This device's ``batch_size / D`` items of the sample (leaves ``[batch_size / D, ...]``).
+    """
+    if not data.split:
+        return sample(buffer, key, batch_size)
+    per_device = items_per_add // data.count
+    size = buffer.size * data.count
+    index = jax.random.randint(key, (batch_size,), 0, jnp.maximum(size, 1))
+    env = index % items_per_add
+    local = (index // items_per_add) * per_device + env % per_device
+    items = data.gather(buffer.data, env // per_device, local)
+    return data.my_rows(items)

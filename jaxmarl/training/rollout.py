@@ -2,8 +2,10 @@
 
 A learner wraps its env once in a ``TrainingEnv`` (the ``LogWrapper``-wrapped env, how its agents
 are stacked, whether the world state is computed) and binds its parameters into a ``Policy``
-before the rollout, as brax's acting module does: ``policy(carry, inputs, key) -> (carry,
-action, extras)`` acts on agent-stacked inputs (``StepInput``: ``[B, A, ...]``) and returns
+before the rollout, as brax's acting module does: ``policy(carry, inputs, keys) -> (carry,
+action, extras)`` acts on agent-stacked inputs (``StepInput``: ``[B, A, ...]``) with one key per
+env (``[B]``: an env's randomness is its own, whichever device holds it; see
+``jaxmarl.training.data_parallel``) and returns
 actions ``[B, A]`` (or ``[B, A, d]``) and per-step extras such as ``log_prob`` and ``value``
 (``[B, A]``). Optionally ``bootstrap(carry, terminal_inputs) -> [B, A]`` values the *real* last
 observation of each step (before the auto-reset); it is stored as ``extras["bootstrap_value"]``
@@ -24,6 +26,7 @@ import jax.numpy as jnp
 
 import jaxmarl
 from jaxmarl.env import MultiAgentEnv
+from jaxmarl.training.data_parallel import SINGLE, DataShards
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers.agent_batch import AgentBatch
 from jaxmarl.wrappers.log import LogWrapper
@@ -98,10 +101,14 @@ class TrainingEnv:
         """The inputs of the step a runner stands at (what the next rollout acts on first)."""
         return self.inputs(runner.obs, runner.env_state, runner.first)
 
-    def reset(self, key: jax.Array, num_envs: int, policy_carry: Any) -> Runner:
-        """Reset ``num_envs`` envs (one key each) into a fresh ``Runner``."""
+    def reset(
+        self, key: jax.Array, num_envs: int, policy_carry: Any, data: DataShards = SINGLE
+    ) -> Runner:
+        """Reset ``num_envs`` envs into a fresh ``Runner``; env ``i`` (global index, ``data``:
+        this device's share of a split batch) resets with ``fold_in(reset key, i)``."""
         reset_key, key = jax.random.split(key)
-        obs, env_state = jax.vmap(self.env.reset)(jax.random.split(reset_key, num_envs))
+        keys = data.row_keys(reset_key, num_envs * data.count)
+        obs, env_state = jax.vmap(self.env.reset)(keys)
         return Runner(
             env_state=env_state,
             obs=obs,
@@ -125,6 +132,7 @@ def rollout(
     bootstrap: Bootstrap | None = None,
     record_terminal: bool = False,
     shaping: tuple[str, jax.Array] | None = None,
+    data: DataShards = SINGLE,
 ) -> tuple[Runner, Transition]:
     """Run ``num_steps`` steps; returns the new runner and a ``Transition`` with ``[T, B, ...]``.
 
@@ -138,6 +146,8 @@ def rollout(
             ``extras["terminal_inputs"]`` (``first`` is all False there).
         shaping: ``(info key, coefficient)``: train on ``reward + coefficient *
             infos[key][agent]`` (``shaping_of``); the logged episode returns are unchanged.
+        data: this device's share of a seed's envs (``runner`` holds that share); each env's
+            step and action keys are ``fold_in(step key, global env index)``.
     """
     num_envs = runner.first.shape[0]
     need_terminal = bootstrap is not None or record_terminal
@@ -193,12 +203,13 @@ def rollout(
         )
         return next_runner, transition
 
-    # Every key of the rollout in two draws before the loop, not one draw per step: on CPU
+    # Every key of the rollout in two vmapped draws before the loop, not per step: on CPU
     # each threefry call is a small loop of its own.
     key, action_key, env_key = jax.random.split(runner.key, 3)
+    per_env = jax.vmap(lambda k: data.row_keys(k, num_envs * data.count))
     step_keys = (
-        jax.random.split(action_key, num_steps),
-        jax.random.split(env_key, (num_steps, num_envs)),
+        per_env(jax.random.split(action_key, num_steps)),
+        per_env(jax.random.split(env_key, num_steps)),
     )
     last, trajectory = jax.lax.scan(body, runner.replace(key=None), step_keys)
     return last.replace(key=key), trajectory

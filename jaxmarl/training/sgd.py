@@ -9,6 +9,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from jaxmarl.training.data_parallel import SINGLE, DataShards
+
 
 def learning_rate(lr: float, anneal: bool, steps: int) -> float | optax.Schedule:
     """``lr``, or with ``anneal`` a schedule decaying it linearly to 0 over ``steps`` optimiser
@@ -24,6 +26,7 @@ def sgd_epochs(
     key: jax.Array,
     make_minibatches: Callable[[jax.Array], Any],
     num_epochs: int,
+    data: DataShards = SINGLE,
 ) -> tuple[Any, Any, jax.Array, dict[str, jax.Array]]:
     """``num_epochs`` passes; each draws fresh minibatches and takes one step per minibatch.
 
@@ -34,6 +37,8 @@ def sgd_epochs(
         key: PRNG key for shuffling (returned advanced).
         make_minibatches: ``key -> minibatches`` with a leading ``[M]`` axis on every leaf.
         num_epochs: passes over the data.
+        data: with a data split, each device's minibatches are its share of the global ones;
+            gradients and metrics are averaged over the devices (so parameters stay equal).
 
     Returns:
         ``(params, opt_state, key, metrics)``; metrics are means over every step, plus
@@ -46,7 +51,7 @@ def sgd_epochs(
 
         def step(carry, minibatch):
             params, opt_state = carry
-            grads, metrics = jax.grad(loss_fn, has_aux=True)(params, minibatch)
+            grads, metrics = data.mean(jax.grad(loss_fn, has_aux=True)(params, minibatch))
             updates, opt_state = optimiser.update(grads, opt_state, params)
             metrics = {**metrics, "grad_norm": optax.tree.norm(grads)}
             return (optax.apply_updates(params, updates), opt_state), metrics

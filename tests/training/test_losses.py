@@ -3,7 +3,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmarl.training import losses
-from jaxmarl.training.minibatch import shuffle_and_split
 
 
 def test_ppo_policy_loss_by_hand():
@@ -46,34 +45,6 @@ def test_losses_are_finite_with_grads():
     assert bool(jnp.isfinite(grads).all())
     # The heavily clipped sample (ratio e^5) has zero gradient.
     assert float(grads[3]) == 0.0
-
-
-def test_shuffle_and_split_is_a_permutation():
-    data = {"a": jnp.arange(12), "b": jnp.arange(24).reshape(12, 2)}
-    split = shuffle_and_split(jax.random.key(0), data, 3)
-    assert split["a"].shape == (3, 4) and split["b"].shape == (3, 4, 2)
-    assert sorted(np.asarray(split["a"]).ravel().tolist()) == list(range(12))
-    np.testing.assert_array_equal(split["b"][..., 0], 2 * split["a"])  # rows stay together
-    time_major = jnp.arange(30).reshape(3, 10)
-    split_t = shuffle_and_split(jax.random.key(1), time_major, 5, axis=1)
-    assert split_t.shape == (5, 3, 2)
-    np.testing.assert_array_equal(split_t[:, 1] - split_t[:, 0], 10)  # sequences kept whole
-
-
-def test_sequence_minibatches_keep_sequences_or_split_samples():
-    from jaxmarl.training.minibatch import sequence_minibatches
-
-    steps = {"x": jnp.arange(3 * 4).reshape(3, 4)}  # [T=3, N=4], value = 4t + n
-    carries = jnp.arange(4.0)[:, None] * jnp.ones((4, 2))  # [N, H=2], row n holds n
-    seq, seq_carry = sequence_minibatches(jax.random.key(0), steps, carries, 2, recurrent=True)
-    assert seq["x"].shape == (2, 3, 2) and seq_carry.shape == (2, 2, 2)
-    # Each sequence keeps its time order and its own initial state.
-    np.testing.assert_array_equal(seq["x"][:, 1] - seq["x"][:, 0], 4)
-    np.testing.assert_array_equal(seq["x"][:, 0], seq_carry[..., 0])
-    flat, zeros = sequence_minibatches(jax.random.key(0), steps, carries, 2, recurrent=False)
-    assert flat["x"].shape == (2, 1, 6) and zeros.shape == (2, 6, 2)
-    assert sorted(np.asarray(flat["x"]).ravel().tolist()) == list(range(12))
-    assert float(jnp.abs(zeros).sum()) == 0.0
 
 
 def test_step_inputs_world_state_equals_env_world_state():

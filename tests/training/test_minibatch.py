@@ -1,74 +1,96 @@
-"""The packed-sort permutation behind minibatch shuffling."""
+"""Dealing a batch into minibatches: stratified in blocks, the same on one device or several."""
 
 import itertools
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmarl.training import minibatch
-from jaxmarl.training.minibatch import packed_sort_plan, permutation
+from jaxmarl.training.data_parallel import DATA_AXIS, DataShards
+from jaxmarl.training.minibatch import block_deal, deal, sequence_minibatches
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 9, 384, 6144, 8193])
-def test_permutation_is_a_permutation_of_range_n(n):
-    perm = permutation(jax.random.key(n), n)
-    assert perm.shape == (n,) and perm.dtype == jnp.int32
-    np.testing.assert_array_equal(np.sort(np.asarray(perm)), np.arange(n))
+@pytest.mark.parametrize("units, m", [(4, 4), (12, 3), (384, 4), (6144, 8)])
+def test_every_unit_lands_in_exactly_one_minibatch_one_per_block(units, m):
+    index = np.asarray(block_deal(jax.random.key(units), units, m))
+    assert index.shape == (m, units // m) and index.dtype == np.int32
+    np.testing.assert_array_equal(np.sort(index.ravel()), np.arange(units))
+    # Stratified: minibatch m takes exactly one unit of every block of m consecutive units.
+    np.testing.assert_array_equal(index // m, np.broadcast_to(np.arange(units // m), index.shape))
 
 
-def test_permutation_same_key_same_result_under_jit_and_vmap():
+def test_same_key_same_deal_under_jit_and_vmap_and_keys_differ():
     keys = jax.random.split(jax.random.key(0), 3)
-    batched = jax.jit(jax.vmap(lambda k: permutation(k, 6144)))(keys)
+    batched = jax.jit(jax.vmap(lambda k: block_deal(k, 64, 4)))(keys)
     for i, key in enumerate(keys):
-        np.testing.assert_array_equal(batched[i], permutation(key, 6144))
-    assert not np.array_equal(batched[0], batched[1])  # different keys, different orders
-    assert not np.array_equal(batched[0], np.arange(6144))
+        np.testing.assert_array_equal(batched[i], block_deal(key, 64, 4))
+    assert not np.array_equal(batched[0], batched[1])
 
 
-def test_permutation_is_uniform_over_all_orders():
-    # Every one of the 4! orders of 4 elements, 24,000 draws: chi-square with 23 degrees of
-    # freedom stays below 49.7 with probability 0.999 when the draws are uniform (the keys
-    # are fixed, so the test is deterministic).
-    draws = jax.jit(jax.vmap(lambda k: permutation(k, 4)))(
-        jax.random.split(jax.random.key(1), 24_000)
-    )
-    index = {p: i for i, p in enumerate(itertools.permutations(range(4)))}
-    counts = np.bincount([index[tuple(row)] for row in np.asarray(draws).tolist()], minlength=24)
-    assert counts.min() > 0
+def test_each_block_is_dealt_uniformly_over_all_orders():
+    # Every one of the 4! orders of a block, 24,000 blocks: chi-square with 23 degrees of
+    # freedom stays below 49.7 with probability 0.999 when the deal is uniform (fixed key, so
+    # the test is deterministic).
+    index = np.asarray(block_deal(jax.random.key(1), 4 * 24_000, 4))  # [4, blocks]
+    orders = index.T % 4  # the block's order: which unit goes to minibatch 0, 1, 2, 3
+    lookup = {p: i for i, p in enumerate(itertools.permutations(range(4)))}
+    counts = np.bincount([lookup[tuple(row)] for row in orders.tolist()], minlength=24)
     chi2 = float(((counts - 1000.0) ** 2 / 1000.0).sum())
     assert chi2 < 49.7, chi2
 
 
-def test_permutation_moves_every_element_uniformly_at_large_n():
-    # Where element 0 lands among 8 equal slices of 6144 positions, over 4,000 draws:
-    # chi-square with 7 degrees of freedom stays below 24.3 with probability 0.999.
-    draws = jax.jit(jax.vmap(lambda k: permutation(k, 6144)))(
-        jax.random.split(jax.random.key(2), 4_000)
-    )
-    landing = np.argmax(np.asarray(draws) == 0, axis=1)
-    counts = np.bincount(landing // 768, minlength=8)
-    chi2 = float(((counts - 500.0) ** 2 / 500.0).sum())
-    assert chi2 < 24.3, chi2
+def test_a_unit_count_that_does_not_split_is_a_clear_error():
+    with pytest.raises(ValueError, match="10 units do not split into num_minibatches=4"):
+        block_deal(jax.random.key(0), 10, 4)
 
 
-@pytest.mark.parametrize("n", [2, 100, 6144, 2**16, 2**20, 2**24])
-def test_enough_rounds_that_ties_in_every_round_are_improbable(n):
-    position_bits, rounds = packed_sort_plan(n)
-    assert 2**position_bits >= n  # positions fit in the low bits
-    random_bits = 32 - position_bits
-    assert random_bits * rounds >= 3 * math.log2(n)
+def test_deal_keeps_rows_together_along_any_axis():
+    batch = {"a": jnp.arange(12), "b": jnp.arange(24).reshape(12, 2)}
+    split = deal(jax.random.key(0), batch, 3)
+    assert split["a"].shape == (3, 4) and split["b"].shape == (3, 4, 2)
+    np.testing.assert_array_equal(split["b"][..., 0], 2 * split["a"])
+    time_major = jnp.arange(30).reshape(3, 10)
+    split_t = deal(jax.random.key(1), time_major, 5, axis=1)
+    assert split_t.shape == (5, 3, 2)
+    np.testing.assert_array_equal(split_t[:, 1] - split_t[:, 0], 10)  # sequences kept whole
 
 
-def test_too_large_n_falls_back_to_jax_permutation(monkeypatch):
-    assert packed_sort_plan(2**24)[1] is not None
-    assert packed_sort_plan(2**24 + 1)[1] is None
-    # The fallback path itself, on a small n made "too large" by raising the threshold
-    # (a real 2**24 + 1 permutation is too slow for the suite).
-    monkeypatch.setattr(minibatch, "_MIN_RANDOM_BITS", 30)
+def test_sequence_minibatches_keep_sequences_or_split_samples():
+    steps = {"x": jnp.arange(3 * 4).reshape(3, 4)}  # [T=3, N=4], value = 4t + n
+    carries = jnp.arange(4.0)[:, None] * jnp.ones((4, 2))  # [N, H=2], row n holds n
+    seq, seq_carry = sequence_minibatches(jax.random.key(0), steps, carries, 2, recurrent=True)
+    assert seq["x"].shape == (2, 3, 2) and seq_carry.shape == (2, 2, 2)
+    np.testing.assert_array_equal(seq["x"][:, 1] - seq["x"][:, 0], 4)
+    np.testing.assert_array_equal(seq["x"][:, 0], seq_carry[..., 0])
+    flat, zeros = sequence_minibatches(jax.random.key(0), steps, carries, 2, recurrent=False)
+    assert flat["x"].shape == (2, 1, 6) and zeros.shape == (2, 6, 2)
+    assert sorted(np.asarray(flat["x"]).ravel().tolist()) == list(range(12))
+    assert float(jnp.abs(zeros).sum()) == 0.0
+
+
+@pytest.mark.parametrize("recurrent", [True, False])
+@pytest.mark.parametrize("devices", [2, 4])
+def test_devices_deal_their_share_of_the_one_device_minibatches(recurrent, devices):
+    # 8 sequences of 6 steps; each of `devices` devices holds a contiguous share of them and
+    # deals its own: together they are exactly the minibatches of one device.
+    steps = {"x": jnp.arange(6 * 8).reshape(6, 8)}
+    carries = jnp.arange(8.0)[:, None]
     key = jax.random.key(3)
-    assert packed_sort_plan(9)[1] is None
-    np.testing.assert_array_equal(permutation(key, 9), jax.random.permutation(key, 9))
-    assert permutation(key, 9).dtype == jnp.int32
+    whole, whole_carry = sequence_minibatches(key, steps, carries, 2, recurrent)
+
+    def device(steps, carries):
+        return sequence_minibatches(key, steps, carries, 2, recurrent, DataShards(devices))
+
+    shares = lambda x, axis: jnp.stack(jnp.split(x, devices, axis=axis))
+    parts, part_carry = jax.vmap(device, axis_name=DATA_AXIS)(
+        {"x": shares(steps["x"], 1)}, shares(carries, 0)
+    )  # [D, M, T', n', ...]
+    unit_axis = 2
+    merged = np.concatenate(list(np.asarray(parts["x"])), axis=unit_axis)
+    for m in range(2):  # same units in each minibatch (order within a minibatch is free)
+        assert sorted(merged[m].T.tolist()) == sorted(np.asarray(whole["x"][m]).T.tolist())
+    if recurrent:
+        merged_carry = np.concatenate(list(np.asarray(part_carry)), axis=1)
+        for m in range(2):
+            assert sorted(merged_carry[m, :, 0]) == sorted(np.asarray(whole_carry[m, :, 0]))

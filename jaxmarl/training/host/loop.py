@@ -29,12 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxmarl.render import can_render, save_episode_gif
 from jaxmarl.training.config import RunConfig, chunk_sizes
-from jaxmarl.training.host.checkpoint import Checkpointer
-from jaxmarl.training.host.devices import check_split, over_seeds, place_over_seeds
+from jaxmarl.training.data_parallel import DATA_AXIS
+from jaxmarl.training.host import distributed
+from jaxmarl.training.host.checkpoint import Checkpointer, CheckpointMismatchError
+from jaxmarl.training.host.devices import Placement, check_split, fetch, has_replay
 from jaxmarl.training.host.logging import (
     JsonlLogger,
     dashboard_row,
@@ -91,6 +94,34 @@ def member_inputs(run_config: RunConfig) -> tuple[jax.Array, dict[str, np.ndarra
     return keys, swept
 
 
+def member_state_shapes(learner: Learner, keys: jax.Array, swept: dict) -> Any:
+    """The abstract training state of every member as one device of its data split holds it
+    (the structure the mesh specs are read from; the devices are emulated by ``vmap``)."""
+    data_devices = learner.config.run.data_devices
+    one = init_member(learner)
+
+    def member(key, values):
+        if data_devices == 1:
+            return one(key, values)
+        shares = jax.vmap(lambda _: one(key, values), axis_name=DATA_AXIS)(jnp.arange(data_devices))
+        return jax.tree.map(lambda x: x[0], shares)
+
+    return jax.eval_shape(jax.vmap(member), keys, swept)
+
+
+def _check_same_data_split(checkpointer, step: int, state: Any, data_devices: int) -> None:
+    """A replay buffer split over data devices holds each device's envs' items in its own
+    slots, so it cannot move to another split; everything else can."""
+    saved = checkpointer.metadata(step).get("data_devices", 1)
+    if saved != data_devices and has_replay(state):
+        raise CheckpointMismatchError(
+            f"the checkpoint at step {step} in {checkpointer.directory} was written with "
+            f"run.data_devices={saved}; its replay buffer is split by env over that many "
+            f"devices and cannot be resharded to run.data_devices={data_devices}. Resume with "
+            f"run.data_devices={saved} (run.devices may change), or start a new run"
+        )
+
+
 def init_member(learner: Learner):
     """``(key, swept values) -> state``: the learner's ``init`` with the member's swept
     hyperparameters written into its optimiser state."""
@@ -139,6 +170,13 @@ def run(
     max_to_keep, keep_period = run_config.max_to_keep, run_config.keep_period
     keep_best, keep_best_mode = run_config.keep_best, run_config.keep_best_mode
     check_split(num_seeds, devices)
+    built_for = learner.config.run.data_devices
+    if run_config.data_devices != built_for:
+        raise ValueError(
+            f"run.data_devices={run_config.data_devices} but the learner was built for "
+            f"run.data_devices={built_for} (its programs split each seed's envs that way); "
+            f"build it from a config with run.data_devices={run_config.data_devices}"
+        )
     check_sweepable(run_config.sweep, learner.sweepable)
     labels = run_config.sweep.labels()
     run_dir = Path(run_dir)
@@ -154,24 +192,30 @@ def run(
         best_metric=keep_best,
         best_mode=keep_best_mode,
     )
+    placement = Placement.of(run_config)
     keys, swept = member_inputs(run_config)
-    keys, swept = place_over_seeds(keys, devices), place_over_seeds(swept, devices)
-    init = jax.jit(over_seeds(init_member(learner), devices))
+    keys, swept = placement.place(keys), placement.place(swept)
+    shapes = member_state_shapes(learner, keys, swept)  # the state's structure and local shapes
+    init = jax.jit(placement.over_members(init_member(learner), (keys, swept), shapes))
 
     def make_chunk(length: int):
         def chunk_fn(state):
             return jax.lax.scan(lambda s, _: learner.update(s), state, None, length)
 
-        return jax.jit(over_seeds(chunk_fn, devices), donate_argnums=0)
+        # Metrics (None: any tree) are per member, never split by env.
+        return jax.jit(
+            placement.over_members(chunk_fn, (shapes,), (shapes, None)), donate_argnums=0
+        )
 
     start_chunk = 0
     if resume and (resume_step is not None or checkpointer.all_steps()):
-        target = jax.eval_shape(init, keys, swept)
+        target = placement.abstract(jax.eval_shape(init, keys, swept))
         if resume_step is None:
             start_chunk, state = checkpointer.restore_latest(target=target)
         else:
             state = checkpointer.restore(resume_step, target=target)
             start_chunk = resume_step
+        _check_same_data_split(checkpointer, start_chunk, state, run_config.data_devices)
         if start_chunk >= num_chunks:
             checkpointer.close()
             return RunResult(
@@ -186,7 +230,7 @@ def run(
             )
         if resume_step is not None:
             checkpointer.set_aside_after(resume_step)
-        state = place_over_seeds(state, devices)
+        state = placement.place(state)
     else:
         state = init(keys, swept)
 
@@ -196,21 +240,22 @@ def run(
     lengths = {per_chunk} | ({last_length} if last_chunk == num_chunks else set())
     compiled = {length: make_chunk(length).lower(state).compile() for length in lengths}
     compile_s = time.perf_counter() - compile_start
-    evaluate_seeds = jax.jit(
-        over_seeds(lambda params, key: evaluate(learner, params, key, eval_episodes), devices)
-    )
+    # Every device of a seed's data split evaluates the same episodes (parameters are equal).
+    evaluate_one = lambda params, key: evaluate(learner, params, key, eval_episodes)
+    evaluate_seeds = jax.jit(placement.over_members(evaluate_one, (None, None), None))
     if keep_best:
         _check_metric(keep_best, compiled[per_chunk], evaluate_seeds, state, keys, eval_episodes)
     logged_until = start_chunk * per_chunk if resume else None  # updates: the loggers' step
+    primary = distributed.is_primary()  # of several processes, only process 0 writes logs
     logger = make_run_logger(
-        loggers,
+        loggers if primary else (),
         run_dir,
         resume_step=logged_until,
         point_labels=labels,
         wandb=run_config.wandb,
         config=logger_config,
     )
-    eval_log = JsonlLogger(run_dir / "eval.jsonl", resume_step=logged_until)
+    eval_log = JsonlLogger(run_dir / "eval.jsonl", resume_step=logged_until) if primary else None
     history: list[dict] = []
     evaluations: list[dict] = []
     steps_per_update = learner.env_steps_per_update
@@ -220,14 +265,14 @@ def run(
         total_steps,
         desc=run_dir.name,
         initial=start_chunk * per_chunk * steps_per_update,
-        file=None if show_progress else io.StringIO(),
+        file=None if show_progress and primary else io.StringIO(),
     )
     try:
         for chunk_index in range(start_chunk, last_chunk):
             length = last_length if chunk_index == num_chunks - 1 else per_chunk
             tick = time.perf_counter()
             state, metrics = compiled[length](state)
-            metrics = jax.device_get(metrics)  # leaves [num_seeds, per_chunk]
+            metrics = fetch(metrics)  # leaves [num_seeds, per_chunk]
             train_s += time.perf_counter() - tick
             rows = _metric_rows(metrics, chunk_index * per_chunk, steps_per_update, num_seeds)
             for update in dict.fromkeys(row["update"] for row in rows):
@@ -241,11 +286,11 @@ def run(
             chunk_metrics = _mean_row(last) if last else {}  # what keep_best can rank by
             if eval_episodes and (final or (eval_every and done_chunks % eval_every == 0)):
                 eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, done_chunks))(keys)
-                result = jax.device_get(evaluate_seeds(state.params, eval_keys))
+                result = fetch(evaluate_seeds(state.params, eval_keys))
                 rows = _eval_rows(
                     result, updates_done, updates_done * steps_per_update, num_seeds, labels
                 )
-                for row in rows:
+                for row in rows if eval_log else ():
                     eval_log.log(updates_done, row)
                 if logger.dashboards.loggers:
                     evaluation = dashboard_row(rows, labels)
@@ -255,17 +300,21 @@ def run(
                 chunk_metrics.update(evaluations[-1])
             if final or (checkpoint_every and done_chunks % checkpoint_every == 0):
                 checkpointer.save(
-                    done_chunks, state, metadata={"updates": updates_done}, metrics=chunk_metrics
+                    done_chunks,
+                    state,
+                    metadata={"updates": updates_done, "data_devices": run_config.data_devices},
+                    metrics=chunk_metrics,
                 )
     finally:
         checkpointer.close()  # waits for the last writes
         progress.close()
         logger.close()
-        eval_log.close()
-    if history:
+        if eval_log:
+            eval_log.close()
+    if history and primary:
         _plot(run_dir, history, loggers, labels)
-    if gif and last_chunk == num_chunks and can_render(learner.env.unwrapped):
-        seed0 = jax.tree.map(lambda x: x[0], state.params)
+    if gif and primary and last_chunk == num_chunks and can_render(learner.env.unwrapped):
+        seed0 = jax.tree.map(lambda x: x[0], fetch(state.params))
         write_greedy_gif(learner, seed0, keys[0], run_dir / "episode.gif")
     return RunResult(
         state=state,

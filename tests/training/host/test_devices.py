@@ -12,7 +12,7 @@ import jax
 import pytest
 
 from jaxmarl.training.config import RunConfig
-from jaxmarl.training.host.devices import check_split, seed_mesh, use_devices
+from jaxmarl.training.host.devices import Placement, check_split, use_devices
 
 DEVICE_SCRIPT = textwrap.dedent(
     """
@@ -86,4 +86,4 @@ def test_too_many_devices_is_a_clear_error():
     with pytest.raises(ValueError, match=f"xla_force_host_platform_device_count={more}"):
         use_devices(more)
     with pytest.raises(ValueError, match="use_devices"):
-        seed_mesh(more)
+        Placement(more, 1).mesh()
