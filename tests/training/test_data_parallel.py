@@ -87,8 +87,17 @@ def train(make, config):
     return run
 
 
+# MAPPO-GRU and VDN also run on real meshes in tests/training/host/test_scale_out.py.
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(LEARNERS))
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ippo_ff",
+        "qmix_burn_in",
+        pytest.param("mappo_gru", marks=pytest.mark.nightly),
+        pytest.param("pqn_vdn", marks=pytest.mark.nightly),
+    ],
+)
 def test_two_data_devices_compute_what_one_computes(name):
     build, make = LEARNERS[name]
     key = jax.random.key(3)

@@ -140,6 +140,10 @@ class Placement:
         """Put a member-batched pytree on the mesh, split as ``specs`` says."""
         if self.size == 1:
             return tree
+        if jax.process_count() > 1:
+            # Every process holds the same whole value; a jitted identity lays it out over
+            # devices that other processes own (device_put only reaches this process's).
+            return jax.jit(lambda x: x, out_shardings=self.shardings(tree))(tree)
         return jax.device_put(tree, self.shardings(tree))
 
     def shardings(self, tree: Any) -> Any:
