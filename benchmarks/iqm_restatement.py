@@ -112,7 +112,7 @@ def restate(data: dict, reps: int, seed: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=HERE / "per_seed_finals.json")
-    parser.add_argument("--reps", type=int, default=20000, help="bootstrap resamples")
+    parser.add_argument("--reps", type=int, default=5000, help="bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="Markdown file to write")
     args = parser.parse_args()

@@ -50,7 +50,7 @@ def train(out_dir: Path, seeds: int, steps: int) -> Path:
         "--no-progress",
     ]
     print("$", " ".join(command[1:]), file=sys.stderr)
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, stdout=sys.stderr)  # stdout: the tag table only
     return out_dir / name
 
 
