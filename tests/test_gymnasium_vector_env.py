@@ -73,13 +73,17 @@ def test_same_trajectory_as_the_jax_env_and_inside_the_spaces(env_id, kwargs, st
 
 
 def test_seeding_repeats_and_bad_input_is_named():
-    envs = GymnasiumVectorEnv("MPE_simple_spread_v3", num_envs=3, max_steps=3)
+    envs = GymnasiumVectorEnv(
+        "MPE_simple_spread_v3", num_envs=3, max_steps=3, render_mode="rgb_array"
+    )
     first, _ = envs.reset(seed=1)
     again, _ = envs.reset(seed=1)
     other, _ = envs.reset(seed=2)
     jax.tree.map(np.testing.assert_array_equal, first, again)
     assert not np.array_equal(first["agent_0"], other["agent_0"])
-    assert envs.render() is None
+    frames = envs.render()  # one RGB frame per env
+    assert len(frames) == 3 and frames[0].ndim == 3 and frames[0].dtype == np.uint8
+    assert GymnasiumVectorEnv("MPE_simple_spread_v3", num_envs=1).render() is None
     with pytest.raises(KeyError, match="missing"):
         envs.step({"agent_0": np.zeros(3, dtype=np.int64)})
     with pytest.raises(ValueError, match="expected"):
