@@ -1,4 +1,4 @@
-"""Compare training runs over seeds: final greedy returns, a rank test, paired wins, collapses.
+"""Compare training runs over seeds: final greedy returns, IQM, P(improvement), collapses.
 
 An ablation (one config value changed) is only as good as its seed statistics: on MPE a single
 QMIX seed can end anywhere between -12 and -65, so two 3-seed means say little. This reads the
@@ -6,16 +6,19 @@ run directories that ``python -m jaxmarl.train`` writes (``metrics.jsonl``, ``ev
 run with many seeds each) and prints one Markdown table:
 
 * per seed, the last greedy evaluation (``--metric``, default ``eval_episode_return``);
-* mean ± std (ddof 1), median;
-* against the first run (the first ``--run``; the first ``--values`` if there is none): the
-  two-sided Mann-Whitney p, the probability that a random seed of this run beats a random seed
-  of the first, and, where both ran the same base ``run.seed`` (seed i's key depends only on
-  the base and the index, so seed i then starts from the same parameters), the seeds on which
-  this run is ahead;
+* the IQM over seeds with its 95% stratified-bootstrap interval (``jaxmarl.stats``, rliable);
+* against the first run (the first ``--run``; the first ``--values`` if there is none):
+  P(this run > the first), the probability that a random seed of this run beats a random seed
+  of the first (ties half), with its bootstrap interval, and the one test stated before
+  looking: this run is ahead when the whole interval lies above 0.5, behind when it lies
+  below, otherwise not separated at this number of seeds (``jaxmarl.stats.verdict``); and,
+  where both ran the same base ``run.seed`` (seed i's key depends only on the base and the
+  index, so seed i then starts from the same parameters), the seeds on which this run is ahead;
 * with ``--below X``, the fraction of the training curve (``--train-metric``, one point per
   ``--stride`` updates) under ``X``, over the whole run and over its second half: how much of
   training a run spends collapsed, which a final number can hide.
 
+``--reps`` and ``--seed`` set the bootstrap (resamples, and its seed, so a table repeats).
 ``--run LABEL=DIR1,DIR2`` counts the seeds of several runs of one config as one run (e.g. 3
 seeds from ``run.seed=0`` and 6 more from ``run.seed=1``). ``--values LABEL=v0,v1,...`` adds
 per-seed finals measured elsewhere (e.g. JaxMARL's) to the table. ``--json`` and ``--plot``
@@ -35,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from scipy.stats import mannwhitneyu
 
+from jaxmarl import stats as rl_stats
 from jaxmarl.training.host.logging import read_jsonl, rows_with_episodes
 
 
@@ -125,24 +128,33 @@ def same_seed_keys(run: dict, other: dict) -> bool:
     return seeds == other_seeds
 
 
-def summarise(runs: dict[str, dict], below: float | None) -> dict[str, dict]:
-    """Per run: mean, std, median, and against the first run the rank test and paired wins."""
+def summarise(
+    runs: dict[str, dict], below: float | None, *, reps: int = 2000, seed: int = 0
+) -> dict[str, dict]:
+    """Per run: the IQM with its interval, and against the first run P(improvement) with its
+    interval, the verdict of the one pre-stated test and the paired wins."""
     labels = list(runs)
     base = runs[labels[0]]
     out = {}
     for label, run in runs.items():
         final = np.asarray(run["final"], dtype=np.float64)
-        row = {
-            "n": len(final),
-            "mean": float(final.mean()),
-            "std": float(final.std(ddof=1)) if len(final) > 1 else 0.0,
-            "median": float(np.median(final)),
-        }
+        row: dict = {"n": len(final), "iqm": float(final[0])}  # one seed: no interval
+        if len(final) > 1:
+            table = rl_stats.aggregate_table({label: final}, ("IQM",), reps=reps, seed=seed)
+            estimate = table[label]["IQM"]
+            row.update(iqm=estimate.point, iqm_low=estimate.low, iqm_high=estimate.high)
         if label != labels[0]:
             other = np.asarray(base["final"], dtype=np.float64)
-            test = mannwhitneyu(final, other, alternative="two-sided")
-            row["mann_whitney_p"] = float(test.pvalue)
-            row["p_beats_first"] = float(test.statistic / (len(final) * len(other)))
+            if len(final) > 1 and len(other) > 1:
+                improvement = rl_stats.probability_of_improvement(
+                    final, other, reps=reps, seed=seed
+                )
+                row.update(
+                    p_improvement=improvement.point,
+                    p_improvement_low=improvement.low,
+                    p_improvement_high=improvement.high,
+                    verdict=rl_stats.verdict(improvement, label, labels[0]),
+                )
             if same_seed_keys(run, base):
                 row["paired_wins"] = int(np.sum(final > other))
         if below is not None and run.get("curve"):
@@ -153,14 +165,29 @@ def summarise(runs: dict[str, dict], below: float | None) -> dict[str, dict]:
     return out
 
 
+def _estimate(row: dict, name: str) -> str:
+    if f"{name}_low" not in row:
+        return f"{row[name]:.4g}" if name in row else ""
+    return str(rl_stats.Estimate(row[name], row[f"{name}_low"], row[f"{name}_high"]))
+
+
 def markdown(runs: dict[str, dict], stats: dict[str, dict], metric: str, below) -> str:
     labels = list(runs)
     width = max(len(r["final"]) for r in runs.values())
-    head = ["run", *[str(i) for i in range(width)], "mean ± std", "median", f"vs {labels[0]}"]
+    head = [
+        "run",
+        *[str(i) for i in range(width)],
+        "IQM [95% CI]",
+        f"P(run > {labels[0]}) [95% CI]",
+        "verdict",
+        "paired",
+    ]
     if below is not None:
         head.append(f"curve < {below:g} (all / 2nd half)")
     lines = [
-        f"Final greedy `{metric}` per seed.",
+        f"Final greedy `{metric}` per seed; IQM and P(improvement) with 95% stratified-bootstrap "
+        f"intervals. The test, stated before looking: a run is ahead of {labels[0]} when the "
+        "interval of P(run > it) lies above 0.5, behind when below, else not separated.",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" + "---:|" * (len(head) - 1),
@@ -168,12 +195,13 @@ def markdown(runs: dict[str, dict], stats: dict[str, dict], metric: str, below) 
     for label in labels:
         final, row = runs[label]["final"], stats[label]
         cells = [f"{v:.2f}" for v in final] + [""] * (width - len(final))
-        versus = ""
-        if "mann_whitney_p" in row:
-            versus = f"p = {row['mann_whitney_p']:.2g}, beats {row['p_beats_first']:.0%}"
-            if "paired_wins" in row:
-                versus += f", ahead on {row['paired_wins']}/{row['n']} seeds"
-        cells += [f"{row['mean']:.2f} ± {row['std']:.2f}", f"{row['median']:.2f}", versus]
+        paired = f"ahead on {row['paired_wins']}/{row['n']} seeds" if "paired_wins" in row else ""
+        cells += [
+            _estimate(row, "iqm"),
+            _estimate(row, "p_improvement"),
+            row.get("verdict", ""),
+            paired,
+        ]
         if below is not None:
             cells.append(
                 f"{row['frac_below']:.1%} / {row['frac_below_second_half']:.1%}"
@@ -207,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--band", default="iqr", choices=("iqr", "minmax"), help="iqr: median; minmax: mean"
     )
+    parser.add_argument("--reps", type=int, default=2000, help="bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     args = parser.parse_args(argv)
@@ -225,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.values:
         label, values = parse_pair(text, "--values")
         runs[label] = {"final": [float(v) for v in values.split(",")], "seeds": None}
-    stats = summarise(runs, args.below)
+    stats = summarise(runs, args.below, reps=args.reps, seed=args.seed)
     print(markdown(runs, stats, args.metric, args.below))
     if args.json:
         args.json.write_text(json.dumps({"runs": runs, "stats": stats}, indent=1))

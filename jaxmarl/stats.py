@@ -16,7 +16,8 @@ scenario); a 1-D array is one task. Every function takes ``reps`` (bootstrap res
     scores = {"ours": np.array([...12 seeds...]), "JaxMARL": np.array([...])}
     table = stats.aggregate_table(scores)            # IQM and mean with 95% CIs
     print(stats.markdown_table(table))
-    stats.probability_of_improvement(scores["ours"], scores["JaxMARL"])  # P(ours > JaxMARL)
+    p = stats.probability_of_improvement(scores["ours"], scores["JaxMARL"])  # P(ours > JaxMARL)
+    stats.verdict(p, "ours", "JaxMARL")  # the one pre-stated test: the interval against 0.5
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "performance_profiles",
     "plot_performance_profiles",
     "probability_of_improvement",
+    "verdict",
 ]
 
 
@@ -167,6 +169,17 @@ def probability_of_improvement(
     )
     low, high = map(float, np.ravel(intervals["pair"]))
     return Estimate(float(np.ravel(points["pair"])[0]), low, high)
+
+
+def verdict(improvement: Estimate, x: str = "X", y: str = "Y") -> str:
+    """The one test to state before looking, for an estimate of P(X > Y) with its interval:
+    ``"<x> ahead"`` when the whole interval lies above 0.5, ``"<y> ahead"`` when it lies below,
+    ``"not separated"`` otherwise (the seeds cannot tell the two apart)."""
+    if improvement.low > 0.5:
+        return f"{x} ahead"
+    if improvement.high < 0.5:
+        return f"{y} ahead"
+    return "not separated"
 
 
 def performance_profiles(

@@ -45,6 +45,13 @@ def test_probability_of_improvement():
         stats.probability_of_improvement(GOOD, BAD[:, :1])
 
 
+def test_verdict_reads_the_interval_against_one_half():
+    assert stats.verdict(stats.Estimate(0.9, 0.6, 1.0), "a", "b") == "a ahead"
+    assert stats.verdict(stats.Estimate(0.1, 0.0, 0.4), "a", "b") == "b ahead"
+    assert stats.verdict(stats.Estimate(0.7, 0.5, 0.9), "a", "b") == "not separated"
+    assert stats.verdict(stats.probability_of_improvement(GOOD, BAD, reps=300)) == "X ahead"
+
+
 def test_performance_profiles_and_plot(tmp_path):
     taus = np.linspace(0.0, 15.0, 16)
     profiles, intervals = stats.performance_profiles({"good": GOOD, "bad": BAD}, taus, reps=200)

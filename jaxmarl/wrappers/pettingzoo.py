@@ -70,6 +70,25 @@ def to_gymnasium_space(space: spaces.Space) -> gymnasium.spaces.Space:
     raise TypeError(f"no Gymnasium counterpart for {space!r}")
 
 
+def adapted_env(
+    env: str | MultiAgentEnv, render_mode: str | None, env_kwargs: dict
+) -> MultiAgentEnv:
+    """The JAX env behind an adapter (this one, ``jaxmarl.wrappers.gymnasium``): built from an
+    env id with ``env_kwargs``, or given; ``render_mode`` checked.
+
+    Raises:
+        TypeError: ``env_kwargs`` with an env object.
+        ValueError: ``render_mode`` is neither ``None`` nor ``"rgb_array"``.
+    """
+    if isinstance(env, str):
+        env = jaxmarl.make(env, **env_kwargs)
+    elif env_kwargs:
+        raise TypeError("env_kwargs are for an env id; this env is already built")
+    if render_mode not in (None, "rgb_array"):
+        raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+    return env
+
+
 def _to_numpy(tree: Any) -> Any:
     return jax.tree.map(np.asarray, jax.device_get(tree))
 
@@ -86,12 +105,7 @@ class PettingZooEnv(ParallelEnv):
     metadata = {"render_modes": ["rgb_array"], "is_parallelizable": True}
 
     def __init__(self, env: str | MultiAgentEnv, render_mode: str | None = None, **env_kwargs: Any):
-        if isinstance(env, str):
-            env = jaxmarl.make(env, **env_kwargs)
-        elif env_kwargs:
-            raise TypeError("env_kwargs are for an env id; this env is already built")
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        env = adapted_env(env, render_mode, env_kwargs)
         self.jax_env = env
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "name": env.name}
