@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 
 import jax
 
@@ -134,6 +135,14 @@ def initialize(launch: Launch, local_devices: int = 1) -> None:
             jax.config.update("jax_num_cpu_devices", local_devices)
     kwargs = {}
     if not launch.auto:
+        # If a peer never joins (it failed, or was given other values), JAX's runtime aborts
+        # this process after the timeout with DEADLINE_EXCEEDED: say what it was waiting for.
+        print(
+            f"joining a run of {launch.num_processes} processes at {launch.coordinator} as "
+            f"process {launch.process_id} (waiting up to {JOIN_TIMEOUT_S} s for the others)",
+            file=sys.stderr,
+            flush=True,
+        )
         kwargs = dict(
             coordinator_address=launch.coordinator,
             num_processes=launch.num_processes,

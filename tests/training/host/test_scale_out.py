@@ -184,6 +184,10 @@ def test_two_processes_give_one_device_results_and_resume_on_one(tmp_path):
         (["--coordinator=localhost:1", "--num-processes=2", "--process-id=2"], "outside [0, 2)"),
         (["--coordinator=localhost", "--num-processes=2", "--process-id=0"], "needs a port"),
         (["--distributed", "--process-id=0"], "--distributed detects the launch"),
+        (
+            ["--coordinator=localhost:1", "--num-processes=3", "--process-id=0"],
+            "1 devices do not split over --num-processes=3",
+        ),
     ],
 )
 def test_a_bad_launch_is_one_line_and_exit_status_2(tmp_path, capsys, args, message):
