@@ -143,7 +143,11 @@ def multirun(argv: Sequence[str]) -> int:
             for point in points
         ]
         # Before JAX's backend starts (the learners below build envs): as execute does.
-        use_devices(max(command.config.run.devices for command in commands))
+        use_devices(
+            max(
+                command.config.run.devices * command.config.run.data_devices for command in commands
+            )
+        )
         use_fast_cpu_rng()
         for command in commands:  # what only the env can tell (e.g. discrete actions)
             train.check_buildable(command)

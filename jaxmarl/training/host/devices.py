@@ -54,10 +54,10 @@ def use_devices(devices: int) -> None:
     available = jax.device_count()
     if available < devices:
         raise ValueError(
-            f"run.devices={devices} but JAX sees {available} device(s) and its backend is "
-            f"already running; set XLA_FLAGS=--xla_force_host_platform_device_count={devices} "
-            "before starting Python (CPU), or use run.devices<="
-            f"{available}"
+            f"the run needs {devices} devices (run.devices x run.data_devices) but JAX sees "
+            f"{available} and its backend is already running; set "
+            f"XLA_FLAGS=--xla_force_host_platform_device_count={devices} before starting Python "
+            f"(CPU), or use run.devices x run.data_devices <= {available}"
         )
 
 
