@@ -1,7 +1,12 @@
 """Switch riddle: construction, each rule, jit/vmap and determinism, a NumPy reference
-stepped alongside, and the counter protocol's expected return."""
+stepped alongside, the counter protocol's expected return and the best protocol found."""
 
 from __future__ import annotations
+
+import itertools
+import json
+from fractions import Fraction
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -12,11 +17,14 @@ import jaxmarl
 from jaxmarl import spaces
 from jaxmarl.envs.switch_riddle import SwitchRiddle
 from tests.envs.switch_riddle.reference import (
+    HistoryProtocol,
     ReferenceSwitchRiddle,
+    enumerate_protocol,
     exact_protocol_value,
 )
 
 NOTHING, SWITCH_LIGHT, TELL = 0, 1, 2
+DATA = Path(__file__).parent / "data"
 
 
 def _actions(env, room=None, action=NOTHING, others=NOTHING):
@@ -230,3 +238,20 @@ def test_counter_protocol_expected_return_matches_exact_value():
     assert set(np.unique(returns)) <= {0.0, 1.0}
     stderr = returns.std() / np.sqrt(len(returns))
     assert abs(returns.mean() - exact) < 4 * stderr, (returns.mean(), exact, stderr)
+
+
+def test_optimal_protocol_tells_exactly_when_all_have_been_in_the_room():
+    """The protocol JESP found (``benchmarks/switch_riddle_protocol.py``), replayed in the NumPy
+    reference on every room sequence: it tells, correctly, in exactly the episodes in which all
+    three agents get into the room within the 6 days, and never wrongly. No policy can do
+    better (that is what an oracle does), so 540/729 is the optimal return and success rate."""
+    data = json.loads((DATA / "protocol_n3.json").read_text())
+    outcomes = enumerate_protocol(3, lambda: HistoryProtocol(3, data["decisions"]))
+    returns, days = outcomes[:, 0], outcomes[:, 1]
+    every_agent = np.array(
+        [len(set(rooms)) == 3 for rooms in itertools.product(range(3), repeat=6)]
+    )
+    np.testing.assert_array_equal(returns, every_agent.astype(float))
+    assert returns.mean() == pytest.approx(540 / 729)
+    assert days.mean() == pytest.approx(394 / 81)
+    assert Fraction(data["best_return"]) == Fraction(540, 729)
