@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 import jax
@@ -15,6 +16,7 @@ import pytest
 
 import jaxmarl
 from jaxmarl import spaces
+from jaxmarl.env import MultiAgentEnv
 from jaxmarl.envs.switch_riddle import SwitchRiddle
 from tests.envs.switch_riddle.reference import (
     HistoryProtocol,
@@ -137,6 +139,31 @@ def test_custom_rewards_and_initial_light():
     assert obs[env.agents[room]].tolist() == [1, 1]
     _, _, rewards, *_ = env.step(jax.random.key(9), state, _actions(env, room, TELL))
     assert float(rewards["agent_0"]) == -3.0
+
+
+def test_one_draw_step_equals_the_base_class_step():
+    """``SwitchRiddle.step`` draws the room once; the base class's draws twice and keeps one.
+    Same keys must give the same observations, states, rewards, dones and infos, through
+    tells and time limits (the terminal-observation path is the base class's own)."""
+    env = SwitchRiddle(num_agents=4)
+
+    def rollout(step_fn, key):
+        _, state = env.reset(key)
+
+        def body(state, step_key):
+            act_key, step_key = jax.random.split(step_key)
+            draws = jax.random.randint(act_key, (env.num_agents,), 0, 3)
+            out = step_fn(step_key, state, {a: draws[i] for i, a in enumerate(env.agents)})
+            return out[1], out
+
+        return jax.lax.scan(body, state, jax.random.split(key, 40))[1]
+
+    keys = jax.random.split(jax.random.key(21), 16)
+    ours = jax.jit(jax.vmap(lambda k: rollout(env.step, k)))(keys)
+    base = jax.jit(jax.vmap(lambda k: rollout(partial(MultiAgentEnv.step, env), k)))(keys)
+    jax.tree.map(np.testing.assert_array_equal, ours, base)
+    dones, infos = ours[3], ours[4]
+    assert dones["__all__"].any() and infos["terminated"].any() and infos["truncated"].any()
 
 
 def test_jit_vmap_same_key_same_result():
