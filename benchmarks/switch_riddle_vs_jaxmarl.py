@@ -26,8 +26,8 @@ curve), then play ``--eval-episodes`` greedy episodes with the final parameters.
   dm-tree``).
 
 ``compare A.json B.json ... --md OUT.md --png OUT.png`` prints the table and draws the curves
-(mean over seeds, min-max band). The switch riddle's reference value is the counter protocol's
-exact expected return for 3 agents, 122/729 (``tests/envs/switch_riddle``).
+(mean over seeds, min-max band). The switch riddle's reference value is the optimal protocol's
+exact expected return for 3 agents, 540/729 (``benchmarks/switch_riddle_protocol.py``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 NUM_AGENTS = 3
 PER_UPDATE = 64 * 128  # env steps per update on both sides
-COUNTER_PROTOCOL = 122 / 729
+OPTIMUM = 540 / 729  # the optimal protocol (benchmarks/switch_riddle_protocol.py)
 
 
 def _stub_module(name: str, **attrs) -> None:
@@ -174,6 +174,12 @@ def run_ours(args) -> dict:
     wall = time.perf_counter() - t0
     if proc.returncode:
         raise SystemExit(f"ours failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return read_ours(run_dir, args, cmd, wall)
+
+
+def read_ours(run_dir: Path, args, cmd: list[str], wall: float | None) -> dict:
+    """The result dict of a finished run directory of ours (``--side ours --reread`` calls
+    it on a run whose driver stopped after training)."""
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     seeds = sorted({r["seed"] for r in rows})
     updates = sorted({r["update"] for r in rows})
@@ -186,10 +192,12 @@ def run_ours(args) -> dict:
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 2:
             summary[cells[0]] = cells[1]
+    # "training env steps/s (all seeds)", since a later version "(all seeds and points)"
+    speed_key = next(k for k in summary if k.startswith("training env steps/s"))
     return {
         "side": "ours",
         "label": args.label or f"ours, preset {args.ours_preset}",
-        "cmd": " ".join(cmd[1:]),
+        "cmd": " ".join(cmd[1:]) if cmd else "",
         "run_dir": str(run_dir),
         "seeds": args.seeds,
         "seed_keys": f"split(key({args.first_seed}), {args.seeds}), vmapped",
@@ -203,7 +211,7 @@ def run_ours(args) -> dict:
         ],
         "eval_episodes": args.eval_episodes,
         "compile_s": float(summary["compile (s)"]),
-        "env_steps_per_s_wall": float(summary["training env steps/s (all seeds)"].replace(",", "")),
+        "env_steps_per_s_wall": float(summary[speed_key].replace(",", "")),
         "total_wall_s": wall,
     }
 
@@ -226,16 +234,17 @@ def _at(result: dict, env_steps: int) -> list[float]:
 def compare(args) -> None:
     results = [json.loads(Path(p).read_text()) for p in args.results]
     marks = sorted({r["env_steps_per_seed"] for r in results} | {40 * PER_UPDATE})
-    head = "| side | seeds | env steps / seed | greedy return (final) | "
+    head = "| side | seeds | env steps / seed | greedy return (final) | greedy per seed | "
     head += " | ".join(f"train return at {m:,}" for m in marks)
     head += " | env steps/s (wall, all seeds) | compile s |"
-    lines = [head, "|" + "---|" * (6 + len(marks))]
+    lines = [head, "|" + "---|" * (7 + len(marks))]
     for r in results:
         cells = [
             r["label"],
             str(r["seeds"]),
             f"{r['env_steps_per_seed']:,}",
             _stats(r["greedy_return"]),
+            ", ".join(f"{v:.3f}" for v in r["greedy_return"]) or "—",
         ]
         cells += [_stats(_at(r, m)) if m <= r["env_steps_per_seed"] else "—" for m in marks]
         if "env_steps_per_s_wall" in r:
@@ -244,7 +253,7 @@ def compare(args) -> None:
             cells += ["—", "—"]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(
-        f"\nCounter protocol's exact expected return (3 agents): 122/729 = {COUNTER_PROTOCOL:.4f}."
+        f"\nOptimal protocol's exact expected return (3 agents): 540/729 = {OPTIMUM:.4f}."
         " Train return: mean over seeds (± std) of each seed's mean over the last 5 updates up"
         " to that point."
     )
@@ -285,13 +294,20 @@ def main(argv=None) -> None:
     parser.add_argument("--label", default="")
     parser.add_argument("--run-root", default=str(REPO / "runs" / "switch_riddle_vs_jaxmarl"))
     parser.add_argument("--run-name", default="")
+    parser.add_argument(
+        "--reread", action="store_true", help="ours: only read an existing run directory"
+    )
     args = parser.parse_args(argv)
     if args.command == "compare":
         compare(args)
         return
     if not args.side or not args.out:
         parser.error("give --side and --out (or the compare command)")
-    result = run_jaxmarl(args) if args.side == "jaxmarl" else run_ours(args)
+    if args.reread:
+        run_dir = Path(args.run_root) / (args.run_name or f"ours_{args.ours_preset}")
+        result = read_ours(run_dir, args, [], None)
+    else:
+        result = run_jaxmarl(args) if args.side == "jaxmarl" else run_ours(args)
     result["load_after"] = os.getloadavg()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))

@@ -112,9 +112,8 @@ class SwitchRiddle(MultiAgentEnv):
         )
         return self.get_obs(state), state
 
-    @partial(jax.jit, static_argnums=(0,))
-    def step_env(self, key: jax.Array, state: State, actions: Actions):
-        """One day: apply the action of the agent in the room, then draw the next one.
+    def _day(self, state: State, actions: Actions) -> tuple[State, jax.Array, jax.Array]:
+        """The day's rules: ``(state after the day with the room not yet drawn, reward, told)``.
 
         Actions outside ``0 .. 2`` act as nothing.
         """
@@ -130,17 +129,68 @@ class SwitchRiddle(MultiAgentEnv):
         ).astype(jnp.float32)
         step = state.step + 1
         done = told | (step >= self.max_steps)
-        next_state = State(
-            done=done,
-            step=step,
-            bulb_state=bulb_state,
-            agent_in_room=self._draw_room(key),
-            has_been=has_been,
-        )
+        after = state.replace(done=done, step=step, bulb_state=bulb_state, has_been=has_been)
+        return after, reward, told
+
+    def _outputs(self, state: State, reward: jax.Array, told: jax.Array, done: jax.Array):
         rewards = {a: reward for a in self.agents}
         dones = {a: done for a in self.agents + ["__all__"]}
         infos = {"terminated": told}
-        return self.get_obs(next_state), next_state, rewards, dones, infos
+        return self.get_obs(state), state, rewards, dones, infos
+
+    @partial(jax.jit, static_argnums=(0,))
+    def step_env(self, key: jax.Array, state: State, actions: Actions):
+        """One day: apply the action of the agent in the room, then draw the next one."""
+        after, reward, told = self._day(state, actions)
+        next_state = after.replace(agent_in_room=self._draw_room(key))
+        return self._outputs(next_state, reward, told, after.done)
+
+    def step(
+        self,
+        key: jax.Array,
+        state: State,
+        actions: Actions,
+        reset_state: State | None = None,
+        *,
+        with_terminal_obs: bool = False,
+        check_finite_actions: bool = False,
+    ):
+        """``MultiAgentEnv.step`` with one room draw per step instead of two.
+
+        The base class draws the next room from the step key and a fresh episode's room from
+        the reset key, then keeps one of them. The day's rules do not depend on either draw,
+        so this draws only the one that is kept: from the reset key where the episode ended,
+        else from the step key. Same keys, same results as the base class; with a
+        ``reset_state`` or terminal observations (which need the discarded draw) it is the
+        base class's ``step``.
+        """
+        if reset_state is not None or with_terminal_obs:
+            return super().step(
+                key,
+                state,
+                actions,
+                reset_state,
+                with_terminal_obs=with_terminal_obs,
+                check_finite_actions=check_finite_actions,
+            )
+        self.check_actions(actions)
+        actions = self.finite_actions(actions, check=check_finite_actions)
+        step_key, reset_key = jax.random.split(key)
+        after, reward, told = self._day(state, actions)
+        done = after.done
+        fresh = State(
+            done=jnp.bool_(False),
+            step=jnp.int32(0),
+            bulb_state=jnp.bool_(self.initial_bulb_state),
+            agent_in_room=after.agent_in_room,
+            has_been=jnp.zeros_like(after.has_been),
+        )
+        kept = jax.tree.map(lambda r, s: jnp.where(done, r, s), fresh, after)
+        room_key = jax.tree.map(lambda r, s: jnp.where(done, r, s), reset_key, step_key)
+        next_state = kept.replace(agent_in_room=self._draw_room(room_key))
+        obs, next_state, rewards, dones, infos = self._outputs(next_state, reward, told, done)
+        infos["truncated"] = done & ~told
+        return obs, next_state, rewards, dones, infos
 
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: State) -> Observations:

@@ -79,10 +79,44 @@ class CounterProtocol:
         return actions
 
 
-def protocol_return(num_agents: int, rooms) -> float:
-    """The counter protocol's return on one episode with the given rooms (day 0, 1, ...)."""
+class HistoryProtocol:
+    """A policy that acts on each agent's history, from a table of decisions.
+
+    An agent in the room on day ``d`` (0-based) looks up ``(agent, d, its earlier days in the
+    room, the light it saw on each, the light now)``; histories not in the table act nothing.
+    The table is the one ``benchmarks/switch_riddle_protocol.py`` writes (``decisions``).
+    """
+
+    def __init__(self, num_agents: int, decisions: list[dict]):
+        self.num_agents = num_agents
+        self.table = {
+            (
+                row["agent"],
+                row["day"],
+                tuple(row["earlier_days"]),
+                tuple(row["earlier_lights"]),
+                row["light"],
+            ): row["action"]
+            for row in decisions
+        }
+        self.day = 0
+        self.seen = [[] for _ in range(num_agents)]  # (day, light) of each visit
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        actions = np.zeros(self.num_agents, dtype=np.int32)
+        room = int(np.argmax(obs[:, 0]))
+        light = int(obs[room, 1])
+        days = tuple(d for d, _ in self.seen[room])
+        lights = tuple(lt for _, lt in self.seen[room])
+        actions[room] = self.table.get((room, self.day, days, lights, light), NOTHING)
+        self.seen[room].append((self.day, light))
+        self.day += 1
+        return actions
+
+
+def protocol_episode(num_agents: int, rooms, policy) -> tuple[float, int]:
+    """``(return, days)`` of one episode of ``policy`` with the given rooms (day 0, 1, ...)."""
     env = ReferenceSwitchRiddle(num_agents)
-    policy = CounterProtocol(num_agents)
     obs = env.reset(rooms[0])
     total = 0.0
     for day in range(env.max_steps):
@@ -90,15 +124,22 @@ def protocol_return(num_agents: int, rooms) -> float:
         obs, reward, done, _ = env.step(policy.act(obs), next_room)
         total += reward
         if done:
-            break
-    return total
+            return total, day + 1
+    return total, env.max_steps
+
+
+def enumerate_protocol(num_agents: int, make_policy) -> np.ndarray:
+    """``[N^(4N-6), 2]`` (return, days) of a fresh ``make_policy()`` on every room sequence."""
+    days = 4 * num_agents - 6
+    return np.array(
+        [
+            protocol_episode(num_agents, rooms, make_policy())
+            for rooms in itertools.product(range(num_agents), repeat=days)
+        ]
+    )
 
 
 def exact_protocol_value(num_agents: int) -> float:
     """Expected return of the counter protocol, averaged over all ``N^(4N-6)`` room sequences."""
-    days = 4 * num_agents - 6
-    returns = [
-        protocol_return(num_agents, rooms)
-        for rooms in itertools.product(range(num_agents), repeat=days)
-    ]
-    return float(np.mean(returns))
+    outcomes = enumerate_protocol(num_agents, lambda: CounterProtocol(num_agents))
+    return float(outcomes[:, 0].mean())

@@ -1,7 +1,13 @@
 """Switch riddle: construction, each rule, jit/vmap and determinism, a NumPy reference
-stepped alongside, and the counter protocol's expected return."""
+stepped alongside, the counter protocol's expected return and the best protocol found."""
 
 from __future__ import annotations
+
+import itertools
+import json
+from fractions import Fraction
+from functools import partial
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -10,13 +16,17 @@ import pytest
 
 import jaxmarl
 from jaxmarl import spaces
+from jaxmarl.env import MultiAgentEnv
 from jaxmarl.envs.switch_riddle import SwitchRiddle
 from tests.envs.switch_riddle.reference import (
+    HistoryProtocol,
     ReferenceSwitchRiddle,
+    enumerate_protocol,
     exact_protocol_value,
 )
 
 NOTHING, SWITCH_LIGHT, TELL = 0, 1, 2
+DATA = Path(__file__).parent / "data"
 
 
 def _actions(env, room=None, action=NOTHING, others=NOTHING):
@@ -131,6 +141,31 @@ def test_custom_rewards_and_initial_light():
     assert float(rewards["agent_0"]) == -3.0
 
 
+def test_one_draw_step_equals_the_base_class_step():
+    """``SwitchRiddle.step`` draws the room once; the base class's draws twice and keeps one.
+    Same keys must give the same observations, states, rewards, dones and infos, through
+    tells and time limits (the terminal-observation path is the base class's own)."""
+    env = SwitchRiddle(num_agents=4)
+
+    def rollout(step_fn, key):
+        _, state = env.reset(key)
+
+        def body(state, step_key):
+            act_key, step_key = jax.random.split(step_key)
+            draws = jax.random.randint(act_key, (env.num_agents,), 0, 3)
+            out = step_fn(step_key, state, {a: draws[i] for i, a in enumerate(env.agents)})
+            return out[1], out
+
+        return jax.lax.scan(body, state, jax.random.split(key, 40))[1]
+
+    keys = jax.random.split(jax.random.key(21), 16)
+    ours = jax.jit(jax.vmap(lambda k: rollout(env.step, k)))(keys)
+    base = jax.jit(jax.vmap(lambda k: rollout(partial(MultiAgentEnv.step, env), k)))(keys)
+    jax.tree.map(np.testing.assert_array_equal, ours, base)
+    dones, infos = ours[3], ours[4]
+    assert dones["__all__"].any() and infos["terminated"].any() and infos["truncated"].any()
+
+
 def test_jit_vmap_same_key_same_result():
     env = SwitchRiddle(num_agents=5)
     keys = jax.random.split(jax.random.key(10), 8)
@@ -230,3 +265,20 @@ def test_counter_protocol_expected_return_matches_exact_value():
     assert set(np.unique(returns)) <= {0.0, 1.0}
     stderr = returns.std() / np.sqrt(len(returns))
     assert abs(returns.mean() - exact) < 4 * stderr, (returns.mean(), exact, stderr)
+
+
+def test_optimal_protocol_tells_exactly_when_all_have_been_in_the_room():
+    """The protocol JESP found (``benchmarks/switch_riddle_protocol.py``), replayed in the NumPy
+    reference on every room sequence: it tells, correctly, in exactly the episodes in which all
+    three agents get into the room within the 6 days, and never wrongly. No policy can do
+    better (that is what an oracle does), so 540/729 is the optimal return and success rate."""
+    data = json.loads((DATA / "protocol_n3.json").read_text())
+    outcomes = enumerate_protocol(3, lambda: HistoryProtocol(3, data["decisions"]))
+    returns, days = outcomes[:, 0], outcomes[:, 1]
+    every_agent = np.array(
+        [len(set(rooms)) == 3 for rooms in itertools.product(range(3), repeat=6)]
+    )
+    np.testing.assert_array_equal(returns, every_agent.astype(float))
+    assert returns.mean() == pytest.approx(540 / 729)
+    assert days.mean() == pytest.approx(394 / 81)
+    assert Fraction(data["best_return"]) == Fraction(540, 729)
