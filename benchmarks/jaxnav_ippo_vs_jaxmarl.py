@@ -247,7 +247,18 @@ def run_ours(args, steps: int) -> dict:
     cmd = ours_command(args, steps, name)
     load_before = machine_load()
     run_dir = args.out_dir / name
-    wall, summary = run_train_command(cmd, run_dir)
+    wall, _ = run_train_command(cmd, run_dir)
+    return collect_ours(run_dir, cmd, wall, load_before, args.seeds)
+
+
+def collect_ours(run_dir: Path, cmd: list[str], wall: float, load_before: str, seeds: int):
+    """Our side's record from a finished run directory."""
+    summary = {}
+    for line in (run_dir / "summary.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2:
+            summary[cells[0]] = cells[1]
+    rate = next(v for k, v in summary.items() if k.startswith("training env steps/s"))
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     keys = ("update", "env_steps", "episodes", "success_rate", "episode_return", "episode_length")
     curves = [
@@ -261,9 +272,9 @@ def run_ours(args, steps: int) -> dict:
         "cmd": " ".join(cmd[1:]),
         "run_dir": str(run_dir),
         "env_steps_per_seed": curves[0][-1]["env_steps"],
-        "seeds": args.seeds,
+        "seeds": seeds,
         "compile_s": float(summary["compile (s)"]),
-        "steps_per_s": float(summary["training env steps/s (all seeds)"].replace(",", "")),
+        "steps_per_s": float(rate.replace(",", "")),
         "curves": curves,
         "wall_s": wall,
         "load_before": load_before,
@@ -333,7 +344,9 @@ def main(argv=None) -> int:
     parser.add_argument("--num-steps", type=int, default=64)
     parser.add_argument("--updates-per-chunk", type=int, default=8)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--sides", default="ours,jaxmarl")
+    parser.add_argument(
+        "--sides", default="ours,jaxmarl", help="ours, jaxmarl, ours_existing (collect a run)"
+    )
     parser.add_argument("--last", type=int, default=5, help="updates averaged for the finals")
     parser.add_argument("--gif", action="store_true", help="our run writes an episode GIF")
     parser.add_argument("--peer-python", default="/tmp/peer_jaxnav34/bin/python")
@@ -354,7 +367,18 @@ def main(argv=None) -> int:
             concurrent = wait_for_quiet(max_wait_s=0)
             stamp = f"{dt.datetime.now(dt.timezone.utc):%H:%M:%S}"
             print(f"[{stamp}] {side}: {steps:,} steps x {args.seeds} seeds", flush=True)
-            r = run_jaxmarl(args, steps) if side == "jaxmarl" else run_ours(args, steps)
+            if side == "jaxmarl":
+                r = run_jaxmarl(args, steps)
+            elif side == "ours_existing":  # our finished run dir; wall from its files' times
+                run_dir = args.out_dir / f"ours_ippo_jaxnav_{steps}"
+                wall = (run_dir / "summary.md").stat().st_mtime - (
+                    run_dir / "run.json"
+                ).stat().st_mtime
+                cmd = ours_command(args, steps, run_dir.name)
+                r = collect_ours(run_dir, cmd, wall, "unknown", args.seeds)
+                side = "ours"
+            else:
+                r = run_ours(args, steps)
             r.update(
                 concurrent_at_start=concurrent,
                 load_after=machine_load(),
