@@ -43,6 +43,7 @@ Usage::
 
     python benchmarks/jaxnav_ippo_vs_jaxmarl.py --steps 4096 --sides jaxmarl  # timing probe
     python benchmarks/jaxnav_ippo_vs_jaxmarl.py --gif   # 16,384 steps, 16 envs x 64 steps
+    # (or --sides ours_existing to collect a finished run of ours)
     python benchmarks/jaxnav_ippo_vs_jaxmarl.py --report-only \\
         --md benchmarks/results/jaxnav_ippo_vs_jaxmarl-table.md \\
         --plot benchmarks/results/jaxnav_ippo_vs_jaxmarl.png
@@ -333,7 +334,7 @@ def plot(results: dict, path: Path, last: int) -> Path:
         str(path),
         xlabel="env steps per seed",
         ylabel="training success rate (robots at goal)",
-        title="IPPO-RNN on JaxNav (2 robots, discrete): mean of seeds, min-max band",
+        title="IPPO-RNN, JaxNav 2 robots: mean of 3 seeds, min-max band",
     )
 
 
