@@ -105,8 +105,9 @@ ALGS = {
     },
 }
 
-# Runs under the peer interpreter; imports JaxMARL's script from the fetched folder.
-PEER_RUNNER = r"""
+# Runs under the peer interpreter; imports JaxMARL's script from the fetched folder and reads
+# its YAML with TOTAL_TIMESTEPS and NUM_SEEDS overridden (shared with jaxnav_ippo_vs_jaxmarl.py).
+PEER_PRELUDE = r"""
 import importlib.util, json, sys, time, types
 
 alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
@@ -143,6 +144,9 @@ for k, v in config.items():  # hydra/OmegaConf read "2e-3" as a float; PyYAML le
 config["TOTAL_TIMESTEPS"] = total_steps
 config["NUM_SEEDS"] = num_seeds
 config["WANDB_MODE"] = "disabled"
+"""
+
+_PEER_TRAIN = r"""
 train = peer.make_train(config)
 num_updates = config["NUM_UPDATES"]
 rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
@@ -175,6 +179,7 @@ else:  # the script's main: jax.jit(train)(rng), one seed per call
 result["final_logged"] = [float(c[-1]) for c in result["logged_curve"]]
 print("RESULT " + json.dumps(result))
 """
+PEER_RUNNER = PEER_PRELUDE + _PEER_TRAIN
 
 
 def _mean_std(values):
@@ -213,6 +218,21 @@ def wait_for_quiet(poll_s: float = 60.0, max_wait_s: float = 1800.0) -> list[str
         time.sleep(poll_s)
 
 
+def run_train_command(cmd: list[str], run_dir: Path) -> tuple[float, dict[str, str]]:
+    """Run a ``jaxmarl.train`` command; ``(wall seconds, run_dir/summary.md as a dict)``."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise RuntimeError(f"ours failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    summary = {}
+    for line in (run_dir / "summary.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2:
+            summary[cells[0]] = cells[1]
+    return wall, summary
+
+
 def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) -> dict:
     name = f"ours_{alg}" + ("_" + "_".join(e.replace("=", "-") for e in extra) if extra else "")
     run_dir = out_dir / name
@@ -230,16 +250,7 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
         "--no-progress",
     ]
     load_before = machine_load()
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode:
-        raise RuntimeError(f"ours failed:\n{proc.stdout}\n{proc.stderr}")
-    summary = {}
-    for line in (run_dir / "summary.md").read_text().splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 2:
-            summary[cells[0]] = cells[1]
+    wall, summary = run_train_command(cmd, run_dir)
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     last = max(r["update"] for r in rows)
     final = [r["episode_return"] for r in rows if r["update"] == last]
@@ -274,20 +285,13 @@ def chunk_override(alg: str, steps: int) -> str:
     return f"run.updates_per_chunk={ALGS[alg]['updates_per_chunk']}"
 
 
-def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
+def run_runner(runner_text: str, peer_python: str, args: list[str]) -> dict:
+    """Run ``runner_text`` under ``peer_python -I`` with ``args``; its ``RESULT {json}`` line
+    plus ``cmd``, ``wall_s`` and ``load_before``."""
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "peer_runner.py"
-        runner.write_text(PEER_RUNNER)
-        cmd = [
-            peer_python,
-            "-I",
-            str(runner),
-            alg,
-            str(scripts / ALGS[alg]["script"]),
-            str(scripts / ALGS[alg]["config"]),
-            str(steps),
-            str(seeds),
-        ]
+        runner.write_text(runner_text)
+        cmd = [peer_python, "-I", str(runner), *args]
         load_before = machine_load()
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
@@ -296,14 +300,28 @@ def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) 
         raise RuntimeError(f"peer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
+    result.update(
+        cmd=" ".join(["<peer python> -I peer_runner.py", *args]),
+        wall_s=wall,
+        load_before=load_before,
+    )
+    return result
+
+
+def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
+    args = [
+        alg,
+        str(scripts / ALGS[alg]["script"]),
+        str(scripts / ALGS[alg]["config"]),
+        str(steps),
+        str(seeds),
+    ]
+    result = run_runner(PEER_RUNNER, peer_python, args)
     total = result["env_steps_per_seed"] * result["seeds"]
     result.update(
         side="jaxmarl",
-        cmd=" ".join(["<peer python> -I peer_runner.py", *cmd[3:]]),
         steps_per_s=total / result["train_s"],
-        wall_s=wall,
         final_raw=[v / NUM_AGENTS for v in result["final_logged"]],
-        load_before=load_before,
         load_after=machine_load(),
     )
     return result

@@ -379,14 +379,37 @@ def test_map_given_as_data_and_other_map_ids():
         (dict(do_sep_reward=True), NotImplementedError, "do_sep_reward"),
     ],
 )
-def test_bad_configuration_raises_before_compiling(kwargs, error, match):
+def test_bad_configuration_raises_before_compiling(kwargs, error, match, compiles):
     with pytest.raises(error, match=match):
         jaxmarl.make("jaxnav", **kwargs)
+    assert compiles() == [], "the constructor compiled before raising"
 
 
-def test_map_where_starts_cannot_be_placed():
+def test_map_where_starts_cannot_be_placed(compiles):
     walls = np.ones((6, 6), np.int32)
     walls[2, 2] = 0  # one free cell for two robots' starts and goals
     rows = [" ".join(str(v) for v in row) for row in walls]
     with pytest.raises(ValueError, match="free cells"):
         jaxmarl.make("jaxnav", map_id="Grid-Rand-Poly-Single", map_params={"map_data": rows})
+    assert compiles() == []
+
+
+_COMPILE_EVENTS: list[str] = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda name, *_args, **_kwargs: (
+        _COMPILE_EVENTS.append(name) if name.startswith("/jax/core/compile/") else None
+    )
+)
+
+
+@pytest.fixture
+def compiles():
+    """``compiles()``: the jax compile events since the test started (one listener for the
+    module; ``test_compile_listener_sees_a_compile`` checks that it sees a fresh jit)."""
+    _COMPILE_EVENTS.clear()
+    return lambda: list(_COMPILE_EVENTS)
+
+
+def test_compile_listener_sees_a_compile(compiles):
+    jax.jit(lambda x: x * 3.0 + 0.25)(jnp.float32(1.0))
+    assert compiles(), "the listener behind `compiles` saw no compile"

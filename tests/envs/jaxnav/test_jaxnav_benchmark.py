@@ -1,0 +1,63 @@
+"""Pure pieces of benchmarks/jaxnav_ippo_vs_jaxmarl.py: both sides train the same config, and
+the finals skip updates in which no episode ended. The runs need the peer venv and script."""
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from jaxmarl.baselines.ppo.config import PPOConfig
+from jaxmarl.config import load_config, preset_path
+from tests.benchmark_scripts import BENCHMARKS, load_benchmark_script
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # it imports ppo_vs_jaxmarl as a sibling
+    return load_benchmark_script("jaxnav_ippo_vs_jaxmarl")
+
+
+def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
+    args = argparse.Namespace(
+        num_envs=16, num_steps=64, seeds=3, updates_per_chunk=8, gif=False, out_dir=Path("runs")
+    )
+    command = bench.ours_command(args, 16_384, "probe")
+    preset = next(c.split("=", 1)[1] for c in command if c.startswith("preset="))
+    overrides = [c for c in command[3:] if "=" in c or c.startswith("~")]
+    overrides = [c for c in overrides if not c.startswith(("alg=", "preset="))]
+    ours = load_config(PPOConfig, preset_path("ippo", preset), overrides)
+    peer = bench.peer_config(args.num_envs, args.num_steps)
+    # The env: the default 2-robot task with discrete actions on both sides.
+    assert ours.env.env_id == peer["ENV_NAME"] == "jaxnav"
+    assert ours.env.env_kwargs == peer["ENV_KWARGS"] == {"act_type": "Discrete"}
+    assert (ours.env.num_envs, ours.num_steps) == (peer["NUM_ENVS"], peer["NUM_STEPS"])
+    assert ours.run.total_timesteps == 16_384 and ours.run.eval_episodes == 0
+    # The learning settings: the preset's values are the peer's.
+    pairs = {
+        "lr": "LR",
+        "update_epochs": "UPDATE_EPOCHS",
+        "num_minibatches": "NUM_MINIBATCHES",
+        "gamma": "GAMMA",
+        "gae_lambda": "GAE_LAMBDA",
+        "clip_eps": "CLIP_EPS",
+        "ent_coef": "ENT_COEF",
+        "vf_coef": "VF_COEF",
+        "max_grad_norm": "MAX_GRAD_NORM",
+        "anneal_lr": "ANNEAL_LR",
+    }
+    assert {k: getattr(ours, k) for k in pairs} == {k: peer[v] for k, v in pairs.items()}
+    assert not peer["SCALE_CLIP_EPS"]
+    width = peer["HIDDEN_SIZE"]
+    network = ours.network
+    assert network.embed_dim == network.trunk.size == width and network.encoder_sizes == ()
+    assert network.trunk.post_sizes == (width,) and network.activation == "relu"
+
+
+def test_finals_average_the_last_updates_that_ended_episodes(bench):
+    curve = [
+        {"episodes": 2, "success_rate": 0.5},
+        {"episodes": 1, "success_rate": 1.0},
+        {"episodes": 0, "success_rate": 0.0},  # nothing ended: no value
+    ]
+    assert bench.finals({"curves": [curve]}, last=1) == [1.0]
+    assert bench.finals({"curves": [curve, curve[:1]]}, last=2) == [0.75, 0.5]
