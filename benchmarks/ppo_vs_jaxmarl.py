@@ -111,6 +111,11 @@ import importlib.util, json, sys, time, types
 
 alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
 total_steps, num_seeds = int(total_steps), int(num_seeds)
+# Optional 7th argument, JSON: {"overrides": {KEY: value} applied over the YAML,
+# "vmap_seeds": bool (default: alg == "ippo"), "extra_path": a folder put first on sys.path}.
+options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+if options.get("extra_path"):
+    sys.path.insert(0, options["extra_path"])
 
 logged = []
 def _stub(name, **attrs):
@@ -140,9 +145,15 @@ for k, v in config.items():  # hydra/OmegaConf read "2e-3" as a float; PyYAML le
             config[k] = float(v)
         except ValueError:
             pass
+config.update(options.get("overrides", {}))
 config["TOTAL_TIMESTEPS"] = total_steps
 config["NUM_SEEDS"] = num_seeds
 config["WANDB_MODE"] = "disabled"
+env_kwargs = config.get("ENV_KWARGS", {})
+if config["ENV_NAME"] == "overcooked" and isinstance(env_kwargs.get("layout"), str):
+    # as the Overcooked scripts' main: JaxMARL's env takes the layout dict, not its name
+    from jaxmarl.environments.overcooked import overcooked_layouts
+    env_kwargs["layout"] = overcooked_layouts[env_kwargs["layout"]]
 train = peer.make_train(config)
 num_updates = config["NUM_UPDATES"]
 rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
@@ -150,7 +161,7 @@ rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
 result = {"alg": alg, "num_updates": num_updates, "seeds": num_seeds,
           "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"],
           "jax": jax.__version__, "backend": jax.default_backend()}
-if alg == "ippo":  # the script's main: jax.vmap(jax.jit(train))(rngs) -- one program
+if options.get("vmap_seeds", alg == "ippo"):  # main: jax.vmap(jax.jit(train))(rngs)
     fn = jax.jit(jax.vmap(train))
     t0 = time.perf_counter(); compiled = fn.lower(rngs).compile()
     result["compile_s"] = time.perf_counter() - t0
@@ -274,7 +285,13 @@ def chunk_override(alg: str, steps: int) -> str:
     return f"run.updates_per_chunk={ALGS[alg]['updates_per_chunk']}"
 
 
-def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
+def run_peer(
+    alg: str, steps: int, seeds: int, peer_python: str, scripts: Path, options: dict | None = None
+) -> dict:
+    """JaxMARL's script for ``ALGS[alg]`` under the peer interpreter (``options``: see
+    ``PEER_RUNNER``). Logged returns are divided by ``ALGS[alg]["log_scale"]`` (default
+    ``NUM_AGENTS``, MPELogWrapper's factor) into per-agent raw returns."""
+    scale = ALGS[alg].get("log_scale", NUM_AGENTS)
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "peer_runner.py"
         runner.write_text(PEER_RUNNER)
@@ -287,6 +304,7 @@ def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) 
             str(scripts / ALGS[alg]["config"]),
             str(steps),
             str(seeds),
+            *([json.dumps(options)] if options else []),
         ]
         load_before = machine_load()
         t0 = time.perf_counter()
@@ -302,7 +320,8 @@ def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) 
         cmd=" ".join(["<peer python> -I peer_runner.py", *cmd[3:]]),
         steps_per_s=total / result["train_s"],
         wall_s=wall,
-        final_raw=[v / NUM_AGENTS for v in result["final_logged"]],
+        final_raw=[v / scale for v in result["final_logged"]],
+        log_scale=scale,
         load_before=load_before,
         load_after=machine_load(),
     )
@@ -325,7 +344,8 @@ def side_label(key: str, r: dict) -> str:
 def training_curves(r: dict) -> tuple[list[float], list[list[float]]]:
     """``(env steps per seed [U], train return per agent raw [seeds, U])`` of one side."""
     if r["side"] == "jaxmarl":
-        curves = [[v / NUM_AGENTS for v in c] for c in r["logged_curve"]]
+        scale = r.get("log_scale", NUM_AGENTS)
+        curves = [[v / scale for v in c] for c in r["logged_curve"]]
         every = r["env_steps_per_seed"] / len(curves[0])
         return [every * (u + 1) for u in range(len(curves[0]))], curves
     rows = [
