@@ -265,7 +265,11 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
         "env_steps_per_seed": steps_floor(alg, steps),
         "seeds": seeds,
         "compile_s": float(summary["compile (s)"]),
-        "steps_per_s": float(summary["training env steps/s (all seeds)"].replace(",", "")),
+        "steps_per_s": float(  # "(all seeds)", since sweeps "(all seeds and points)"
+            next(v for k, v in summary.items() if k.startswith("training env steps/s")).replace(
+                ",", ""
+            )
+        ),
         "final_raw": final,
         "greedy_raw": greedy,
         "wall_s": wall,
