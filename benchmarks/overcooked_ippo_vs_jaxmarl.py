@@ -217,6 +217,57 @@ def plot(results: dict, path: Path) -> Path:
     return path
 
 
+def sampled_episode_gif(run_dir: Path, path: Path, seed: int = 0, key: int = 0) -> float:
+    """A GIF of one episode of a trained run's seed ``seed``, its actions *sampled* from the
+    policy (the greedy argmax policy of an Overcooked IPPO agent often stands still, stuck
+    facing a counter); returns the episode's per-agent return."""
+    import dataclasses
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmarl.baselines.ppo import build_network
+    from jaxmarl.evaluate import load_run
+    from jaxmarl.render import save_episode_gif
+
+    run = load_run(run_dir)
+    learner = run.learner
+    network = build_network(run.config, learner.env.batch)
+    env = learner.env.unwrapped
+    stepper = dataclasses.replace(learner.env, env=env)  # no episode statistics
+    one = lambda tree: jax.tree.map(lambda x: x[None], tree)
+
+    @jax.jit
+    def episode(params, key):
+        reset_key, key = jax.random.split(key)
+        obs, state = env.reset(reset_key)
+
+        def step(carry, key):
+            state, obs, actor_carry, first = carry
+            inputs = stepper.inputs(one(obs), one(state), first)  # [1, A, ...]: T=1, N=A
+            agents = inputs.obs.shape[1]
+            starts = jnp.broadcast_to(first[:, None], (1, agents))
+            actor_carry, dist = network.policy(
+                params, actor_carry, inputs.obs, starts, inputs.avail_actions
+            )
+            sample_key, env_key = jax.random.split(key)
+            actions = stepper.batch.env_actions(dist.sample(seed=sample_key))
+            obs, state, reward, _, _ = env.step_env(
+                env_key, state, jax.tree.map(lambda x: x[0], actions)
+            )
+            reward = jnp.mean(jnp.stack([reward[a] for a in env.agents]))
+            return (state, obs, actor_carry, jnp.zeros_like(first)), (state, reward)
+
+        carry = (state, obs, learner.initial_carry(1)[0], jnp.ones((1,), jnp.bool_))
+        _, (states, rewards) = jax.lax.scan(step, carry, jax.random.split(key, env.max_steps))
+        states = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), state, states)
+        return states, jnp.sum(rewards)
+
+    states, total = episode(run.seed_params(seed), jax.random.PRNGKey(key))
+    save_episode_gif(env, states, path)
+    return float(total)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="v1")
@@ -234,7 +285,18 @@ def main(argv=None) -> int:
     parser.add_argument("--md", type=Path, default=None)
     parser.add_argument("--png", type=Path, default=None)
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--sampled-gif",
+        nargs=2,
+        type=Path,
+        metavar=("RUN_DIR", "GIF"),
+        help="only write a GIF of one sampled-action episode of a trained run (seed 0)",
+    )
     args = parser.parse_args(argv)
+    if args.sampled_gif:
+        total = sampled_episode_gif(*args.sampled_gif)
+        print(f"{args.sampled_gif[1]}: one episode, return per agent {total:.1f}")
+        return 0
     if args.steps is None:
         args.steps = WORKLOADS[args.workload]["default_steps"]
     args.out_dir.mkdir(parents=True, exist_ok=True)
