@@ -112,6 +112,11 @@ import importlib.util, json, sys, time, types
 
 alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
 total_steps, num_seeds = int(total_steps), int(num_seeds)
+# Optional 7th argument, JSON: {"overrides": {KEY: value} applied over the YAML,
+# "vmap_seeds": bool (default: alg == "ippo"), "extra_path": a folder put first on sys.path}.
+options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+if options.get("extra_path"):
+    sys.path.insert(0, options["extra_path"])
 
 logged = []
 def _stub(name, **attrs):
@@ -141,9 +146,15 @@ for k, v in config.items():  # hydra/OmegaConf read "2e-3" as a float; PyYAML le
             config[k] = float(v)
         except ValueError:
             pass
+config.update(options.get("overrides", {}))
 config["TOTAL_TIMESTEPS"] = total_steps
 config["NUM_SEEDS"] = num_seeds
 config["WANDB_MODE"] = "disabled"
+env_kwargs = config.get("ENV_KWARGS", {})
+if config.get("ENV_NAME") == "overcooked" and isinstance(env_kwargs.get("layout"), str):
+    # as the Overcooked scripts' main: JaxMARL's env takes the layout dict, not its name
+    from jaxmarl.environments.overcooked import overcooked_layouts
+    env_kwargs["layout"] = overcooked_layouts[env_kwargs["layout"]]
 """
 
 _PEER_TRAIN = r"""
@@ -154,7 +165,7 @@ rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
 result = {"alg": alg, "num_updates": num_updates, "seeds": num_seeds,
           "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"],
           "jax": jax.__version__, "backend": jax.default_backend()}
-if alg == "ippo":  # the script's main: jax.vmap(jax.jit(train))(rngs) -- one program
+if options.get("vmap_seeds", alg == "ippo"):  # main: jax.vmap(jax.jit(train))(rngs)
     fn = jax.jit(jax.vmap(train))
     t0 = time.perf_counter(); compiled = fn.lower(rngs).compile()
     result["compile_s"] = time.perf_counter() - t0
@@ -265,7 +276,11 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
         "env_steps_per_seed": steps_floor(alg, steps),
         "seeds": seeds,
         "compile_s": float(summary["compile (s)"]),
-        "steps_per_s": float(summary["training env steps/s (all seeds)"].replace(",", "")),
+        "steps_per_s": float(  # "(all seeds)", since sweeps "(all seeds and points)"
+            next(v for k, v in summary.items() if k.startswith("training env steps/s")).replace(
+                ",", ""
+            )
+        ),
         "final_raw": final,
         "greedy_raw": greedy,
         "wall_s": wall,
@@ -308,20 +323,28 @@ def run_runner(runner_text: str, peer_python: str, args: list[str]) -> dict:
     return result
 
 
-def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
+def run_peer(
+    alg: str, steps: int, seeds: int, peer_python: str, scripts: Path, options: dict | None = None
+) -> dict:
+    """JaxMARL's script for ``ALGS[alg]`` under the peer interpreter (``options``: see
+    ``PEER_PRELUDE``). Logged returns are divided by ``ALGS[alg]["log_scale"]`` (default
+    ``NUM_AGENTS``, MPELogWrapper's factor) into per-agent raw returns."""
+    scale = ALGS[alg].get("log_scale", NUM_AGENTS)
     args = [
         alg,
         str(scripts / ALGS[alg]["script"]),
         str(scripts / ALGS[alg]["config"]),
         str(steps),
         str(seeds),
+        *([json.dumps(options)] if options else []),
     ]
     result = run_runner(PEER_RUNNER, peer_python, args)
     total = result["env_steps_per_seed"] * result["seeds"]
     result.update(
         side="jaxmarl",
         steps_per_s=total / result["train_s"],
-        final_raw=[v / NUM_AGENTS for v in result["final_logged"]],
+        final_raw=[v / scale for v in result["final_logged"]],
+        log_scale=scale,
         load_after=machine_load(),
     )
     return result

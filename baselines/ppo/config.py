@@ -14,6 +14,7 @@ from jaxmarl.training.config import (
     require_positive,
 )
 from jaxmarl.training.data_parallel import check_data_split
+from jaxmarl.training.sgd import LR_DECAYS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -57,7 +58,13 @@ class PPOConfig(RolloutUpdates):
             ``CentralisedCritic`` (``critic=centralised``) reads the env's world state plus
             (``critic.agent_id``) a one-hot agent id.
         num_steps: rollout length ``T`` per update.
-        lr: Adam learning rate; ``anneal_lr`` decays it linearly to 0 over training.
+        lr: Adam learning rate; ``anneal_lr`` decays it to 0 over training (after the warmup).
+        lr_warmup: the fraction of updates (JaxMARL's ``LR_WARMUP``) during which the rate
+            first rises linearly from 0 to ``lr``, counted in whole updates
+            (``int(lr_warmup * num_updates)``, as JaxMARL); the decay spans the rest. 0: none.
+            Without ``anneal_lr`` the rate stays at ``lr`` after the warmup.
+        lr_decay: the shape of ``anneal_lr``'s decay, ``"linear"`` or ``"cosine"`` (JaxMARL's
+            ``ippo_rnn_overcooked_v2`` decays along a cosine after its warmup).
         gamma, gae_lambda: discount and GAE lambda.
         clip_eps: PPO ratio clip; also the value clip when ``clip_value``.
         ent_coef, vf_coef: entropy bonus and value-loss weights.
@@ -84,6 +91,8 @@ class PPOConfig(RolloutUpdates):
     num_steps: int = 128
     lr: float = 2.5e-4
     anneal_lr: bool = True
+    lr_warmup: float = 0.0
+    lr_decay: str = "linear"
     gamma: float = 0.99
     gae_lambda: float = 0.95
     clip_eps: float = 0.2
@@ -110,6 +119,14 @@ class PPOConfig(RolloutUpdates):
             update_epochs=self.update_epochs,
             num_minibatches=self.num_minibatches,
             max_grad_norm=self.max_grad_norm,
+        )
+        require(
+            0.0 <= self.lr_warmup < 1.0,
+            f"lr_warmup is a fraction of the updates in [0, 1), got {self.lr_warmup}",
+        )
+        require(
+            self.lr_decay in LR_DECAYS,
+            f"lr_decay must be one of {LR_DECAYS}, got {self.lr_decay!r}",
         )
         require(0.0 < self.gamma <= 1.0, f"gamma must be in (0, 1], got {self.gamma}")
         require(

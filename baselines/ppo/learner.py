@@ -268,14 +268,18 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
 
 
 def ppo_optimiser(config: PPOConfig, num_updates: int) -> optax.GradientTransformation:
-    """Gradient-norm clip then Adam (eps 1e-5), the learning rate annealed linearly to 0 over
-    all minibatch steps when ``anneal_lr``; with ``separate_grad_clip`` the actor (``encoder``,
+    """Gradient-norm clip then Adam (eps 1e-5), the learning rate warmed up over the first
+    ``int(lr_warmup * num_updates)`` updates and annealed (``lr_decay``) to 0 over the remaining
+    minibatch steps when ``anneal_lr``; with ``separate_grad_clip`` the actor (``encoder``,
     ``trunk``, ``heads``) and the ``critic`` subtree each get their own clip and Adam. With
     ``run.sweep.lr`` the rate is held in the optimiser state (``sweepable_optimiser``)."""
-    optimiser_steps = num_updates * config.update_epochs * config.num_minibatches
+    per_update = config.update_epochs * config.num_minibatches
+    warmup = int(config.lr_warmup * num_updates) * per_update
 
     def build(lr: float) -> optax.GradientTransformation:
-        rate = learning_rate(lr, config.anneal_lr, optimiser_steps)
+        rate = learning_rate(
+            lr, config.anneal_lr, num_updates * per_update, warmup, config.lr_decay
+        )
 
         def clipped_adam() -> optax.GradientTransformation:
             return optax.chain(

@@ -11,11 +11,37 @@ import optax
 
 from jaxmarl.training.data_parallel import SINGLE, DataShards
 
+LR_DECAYS = ("linear", "cosine")
 
-def learning_rate(lr: float, anneal: bool, steps: int) -> float | optax.Schedule:
-    """``lr``, or with ``anneal`` a schedule decaying it linearly to 0 over ``steps`` optimiser
-    steps (every learner's ``anneal_lr``)."""
-    return optax.linear_schedule(lr, 0.0, steps) if anneal else lr
+
+def learning_rate(
+    lr: float, anneal: bool, steps: int, warmup: int = 0, decay: str = "linear"
+) -> float | optax.Schedule:
+    """``lr``, or with ``anneal`` a schedule decaying it to 0 over ``steps`` optimiser steps
+    (every learner's ``anneal_lr``).
+
+    Args:
+        lr: the peak learning rate.
+        anneal: decay after the warmup (else hold ``lr``).
+        steps: optimiser steps of the whole run.
+        warmup: optimiser steps at the start during which the rate rises linearly from 0 to
+            ``lr`` (0: none); the decay then spans the remaining ``steps - warmup``.
+        decay: ``"linear"`` or ``"cosine"`` (``optax.cosine_decay_schedule``, to 0).
+    """
+    if decay not in LR_DECAYS:
+        raise ValueError(f"learning-rate decay must be one of {LR_DECAYS}, got {decay!r}")
+    if not 0 <= warmup < max(steps, 1):
+        raise ValueError(f"warmup must be in [0, {steps}) optimiser steps, got {warmup}")
+    rest = max(steps - warmup, 1)
+    if not anneal:
+        after = optax.constant_schedule(lr)
+    elif decay == "cosine":
+        after = optax.cosine_decay_schedule(lr, rest)
+    else:
+        after = optax.linear_schedule(lr, 0.0, rest)
+    if warmup == 0:
+        return after if anneal else lr
+    return optax.join_schedules([optax.linear_schedule(0.0, lr, warmup), after], [warmup])
 
 
 def sgd_epochs(
