@@ -15,6 +15,8 @@ import numpy as np
 
 from jaxmarl.env import MultiAgentEnv
 
+from . import rng
+
 # (dx, dy) of one step forward for directions 0..3.
 STEP = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int32)
 
@@ -196,8 +198,8 @@ def _shuffle_ranks(key: jax.Array, n: int) -> jax.Array:
     index. Counting them is a few hundred comparisons, which is much cheaper under ``vmap`` on
     a CPU than XLA's sort, and gives the very same permutation.
     """
-    _, sort_key = jax.random.split(key)
-    bits = jax.random.bits(sort_key, (n,), jnp.uint32)
+    _, sort_key = rng.split(key)
+    bits = rng.bits32(sort_key, n)
     index = jnp.arange(n)
     earlier = (bits[None, :] < bits[:, None]) | (
         (bits[None, :] == bits[:, None]) & (index[None, :] < index[:, None])
@@ -224,8 +226,8 @@ def first_of_permutation(key: jax.Array, n: int) -> jax.Array:
     """``[]`` int32, equal to ``jax.random.permutation(key, n)[0]`` (JaxMARL's ``choice``)."""
     if _sort_rounds(n) != 1:
         return jax.random.permutation(key, n)[0].astype(jnp.int32)
-    _, sort_key = jax.random.split(key)
-    return jnp.argmin(jax.random.bits(sort_key, (n,), jnp.uint32)).astype(jnp.int32)
+    _, sort_key = rng.split(key)
+    return jnp.argmin(rng.bits32(sort_key, n)).astype(jnp.int32)
 
 
 def sorted_subset(key: jax.Array, n: int, size: int, count: int) -> jax.Array:

@@ -13,6 +13,7 @@ from flax import struct
 from jaxmarl import spaces
 from jaxmarl.typing import Actions, Observations
 
+from . import rng
 from .common import (
     DEFAULT_PAYOFF,
     InnerOuterEnv,
@@ -94,12 +95,12 @@ class StepKeys:
 
 
 def step_keys(key: jax.Array) -> StepKeys:
-    key, tie = jax.random.split(key)
-    key, _ = jax.random.split(key)
-    _, pairs = jax.random.split(key)
-    key, respawn = jax.random.split(key)
-    key, coop = jax.random.split(key)
-    restart, defect = jax.random.split(key)
+    key, tie = rng.split(key)
+    key, _ = rng.split(key)
+    _, pairs = rng.split(key)
+    key, respawn = rng.split(key)
+    key, coop = rng.split(key)
+    restart, defect = rng.split(key)
     return StepKeys(tie, pairs, respawn, coop, defect, restart)
 
 
@@ -239,13 +240,13 @@ class InTheGrid(InnerOuterEnv):
 
     def _directions(self, key: jax.Array) -> jax.Array:
         # JaxMARL draws 0..2: a player never starts facing direction 3.
-        return jax.random.randint(key, (self.num_agents,), 0, 3, dtype=jnp.int8).astype(jnp.int32)
+        return rng.randint(key, self.num_agents, 0, 3, jnp.int8).astype(jnp.int32)
 
     def _fresh_state(
         self, key: jax.Array, step: jax.Array, cells: jax.Array | None = None
     ) -> StormState:
         """A new board (JaxMARL's ``_reset_state``); ``cells`` overrides the start-cell draw."""
-        key, layout_key = jax.random.split(key)
+        key, layout_key = rng.split(key)
         if cells is None:
             cells = self.spawn_cells(layout_key)
         pos = jnp.concatenate([cells, self._directions(layout_key)[:, None]], axis=-1)
@@ -259,8 +260,8 @@ class InTheGrid(InnerOuterEnv):
         # Coins go down after the players and cover them (JaxMARL's order).
         grid = write_cells(grid, defect, DEFECT_COIN)
         grid = write_cells(grid, coop, COOP_COIN)
-        key, coop_key = jax.random.split(key)
-        _, defect_key = jax.random.split(key)
+        key, coop_key = rng.split(key)
+        _, defect_key = rng.split(key)
         return StormState(
             pos=pos,
             grid=grid,
@@ -268,8 +269,8 @@ class InTheGrid(InnerOuterEnv):
             coop_coins=coop,
             defect_coins=defect,
             freeze=jnp.full((self.num_agents,), -1, jnp.int32),
-            coop_timer=jax.random.randint(coop_key, (NUM_COINS,), *COIN_TIMER_RANGE),
-            defect_timer=jax.random.randint(defect_key, (NUM_COINS,), *COIN_TIMER_RANGE),
+            coop_timer=rng.randint(coop_key, NUM_COINS, *COIN_TIMER_RANGE),
+            defect_timer=rng.randint(defect_key, NUM_COINS, *COIN_TIMER_RANGE),
             step=step,
             done=jnp.bool_(False),
         )
@@ -282,7 +283,7 @@ class InTheGrid(InnerOuterEnv):
 
     def step_env(self, key: jax.Array, state: StormState, actions: Actions):
         keys = step_keys(key)
-        _, layout_key = jax.random.split(keys.restart)
+        _, layout_key = rng.split(keys.restart)
         return self.transition(
             keys,
             state,
@@ -376,7 +377,9 @@ class InTheGrid(InnerOuterEnv):
         first = collide_slot & moved[:, None] & ~moved_slot
         pos1 = jnp.where(mixed(first)[:, None], pos, new)
 
-        bits = jax.random.choice(key, jnp.array([0, 1]), shape=(len(self._pairs),))
+        # jax.random.choice(key, jnp.array([0, 1]), shape=(P,)), JaxMARL's call: its values
+        # are its randint indices.
+        bits = rng.randint(key, len(self._pairs), 0, 2)
         # takes[i, j]: pair (i, j)'s flip for i < j, its complement for i > j, 0 on the
         # diagonal; read per (player, other player) slot through static index tables. The
         # slot holding player 0 reads player 0's flip against i, not i's against 0.
@@ -443,7 +446,7 @@ class InTheGrid(InnerOuterEnv):
         A kind's coin cells are distinct, so the writes are independent."""
         ripe = timer == 0
         grid = write_cells(grid, cells, coin, where=ripe & (read_cells(grid, cells) == EMPTY))
-        fresh = jax.random.randint(key, (NUM_COINS,), *COIN_TIMER_RANGE, dtype=jnp.int8)
+        fresh = rng.randint(key, NUM_COINS, *COIN_TIMER_RANGE, jnp.int8)
         return grid, jnp.where(ripe, fresh.astype(jnp.int32), timer)
 
     @partial(jax.jit, static_argnums=(0,))
