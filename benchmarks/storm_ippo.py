@@ -1,7 +1,8 @@
 """IPPO learning curves on STORM (``storm_2p``, ``storm_np``) from finished or stopped runs.
 
 Reads each run directory's ``metrics.jsonl`` (written by ``python -m jaxmarl.train``, one line
-per seed and update; a run stopped early leaves the updates of its completed chunks) and
+per seed and update; a run stopped early leaves the updates of its completed chunks; updates
+in which no episode ended are skipped) and
 writes a Markdown table (per-seed mean of ``episode_return`` and ``episode_welfare`` over the
 last 5 logged updates) and one figure of both metrics against env steps per seed (mean of
 seeds, min-max band). JaxMARL publishes no STORM baseline, so there is no peer side.
@@ -32,7 +33,8 @@ def read_run(run_dir: Path) -> dict:
     by_seed: dict[int, list[dict]] = defaultdict(list)
     for line in (run_dir / "metrics.jsonl").read_text().splitlines():
         row = json.loads(line)
-        by_seed[int(row.get("seed", 0))].append(row)
+        if row.get("episodes", 1) > 0:  # updates in which no episode ended log zeros
+            by_seed[int(row.get("seed", 0))].append(row)
     seeds = [sorted(rows, key=lambda r: r["update"]) for _, rows in sorted(by_seed.items())]
     updates = min(len(rows) for rows in seeds)
     return {
