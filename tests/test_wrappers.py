@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from jaxmarl import spaces
+from jaxmarl.networks.encoders import split_leaves
 from jaxmarl.wrappers import AgentBatch, LogWrapper, VecEnv
 from tests.toy_envs import CounterEnv
 
@@ -88,19 +89,22 @@ def test_agent_batch_pads_heterogeneous_agents():
     chex.assert_trees_all_equal(batch.unstack(stacked_rewards), rewards)
 
 
+class Stub:
+    """Just the spaces of two agents, as ``AgentBatch.from_env`` reads them."""
+
+    agents = ["a_0", "a_1"]
+
+    def __init__(self, obs, act):
+        self._obs, self._act = obs, act
+
+    def observation_space(self, agent):
+        return self._obs[agent]
+
+    def action_space(self, agent):
+        return self._act[agent]
+
+
 def test_agent_batch_continuous_and_errors():
-    class Stub:
-        agents = ["a_0", "a_1"]
-
-        def __init__(self, obs, act):
-            self._obs, self._act = obs, act
-
-        def observation_space(self, agent):
-            return self._obs[agent]
-
-        def action_space(self, agent):
-            return self._act[agent]
-
     box = spaces.Box(0.0, 1.0, (4,))
     env = Stub(
         {"a_0": box, "a_1": box},
@@ -127,3 +131,56 @@ def test_agent_batch_world_state_per_agent():
     world = batch.world_state(env, state)
     assert world.shape == (2, 5)
     np.testing.assert_array_equal(world[0], world[1])
+
+
+def _image_and_inventory(image=(2, 3, 4), inventory=(5,)):
+    return spaces.Dict(
+        {"image": spaces.Box(0.0, 1.0, image), "inventory": spaces.Box(0.0, 9.0, inventory)}
+    )
+
+
+def test_agent_batch_packs_dict_observations_in_leaf_order():
+    discrete = {"a_0": spaces.Discrete(3), "a_1": spaces.Discrete(3)}
+    env = Stub({"a_0": _image_and_inventory(), "a_1": _image_and_inventory()}, discrete)
+    batch = AgentBatch.from_env(env, agent_id=True)
+    assert batch.obs_leaves == (("image", (2, 3, 4)), ("inventory", (5,)))
+    assert batch.obs_shape == (29,) and batch.input_shape == (31,) and batch.homogeneous
+    assert batch.input_leaves[-1] == ("agent_id", (2,))
+    keys = jax.random.split(jax.random.key(0), 4)
+    obs = {  # leading axes [T=2, B=3]; integer leaves are cast to float32
+        agent: {
+            "inventory": jax.random.randint(keys[2 * i], (2, 3, 5), 0, 9),
+            "image": jax.random.uniform(keys[2 * i + 1], (2, 3, 2, 3, 4)),
+        }
+        for i, agent in enumerate(env.agents)
+    }
+    stacked = batch.stack_obs(obs)
+    assert stacked.shape == (2, 3, 2, 31) and stacked.dtype == jnp.float32
+    leaves = split_leaves(stacked, batch.input_leaves)
+    for i, agent in enumerate(env.agents):
+        np.testing.assert_array_equal(leaves["image"][:, :, i], obs[agent]["image"])
+        np.testing.assert_array_equal(leaves["inventory"][:, :, i], obs[agent]["inventory"])
+        np.testing.assert_array_equal(
+            leaves["agent_id"][:, :, i], np.broadcast_to(np.eye(2)[i], (2, 3, 2))
+        )
+    # The packed vector is the leaves flattened, image first (the space's order).
+    np.testing.assert_array_equal(stacked[1, 2, 0, :24], obs["a_0"]["image"][1, 2].ravel())
+    with pytest.raises(ValueError, match="'inventory' of agent 'a_0' has shape"):
+        batch.stack_obs({**obs, "a_0": {**obs["a_0"], "inventory": jnp.zeros((2, 3, 4))}})
+
+
+def test_agent_batch_dict_observation_errors():
+    discrete = {"a_0": spaces.Discrete(3), "a_1": spaces.Discrete(3)}
+    box = spaces.Box(0.0, 1.0, (29,))
+    with pytest.raises(ValueError, match="others have Dict spaces"):
+        AgentBatch.from_env(Stub({"a_0": _image_and_inventory(), "a_1": box}, discrete))
+    with pytest.raises(ValueError, match="Dict observation spaces differ"):
+        AgentBatch.from_env(
+            Stub(
+                {"a_0": _image_and_inventory(), "a_1": _image_and_inventory(inventory=(6,))},
+                discrete,
+            )
+        )
+    nested = spaces.Dict({"inner": spaces.Dict({"x": box})})
+    with pytest.raises(ValueError, match="Box leaves only"):
+        AgentBatch.from_env(Stub({"a_0": nested, "a_1": nested}, discrete))

@@ -115,7 +115,7 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
     net = config.network
 
     def encoder():
-        return encoder_from_config(net, batch.input_shape)
+        return encoder_from_config(net, batch.input_shape, batch.input_leaves)
 
     head = CategoricalHead if batch.discrete else GaussianHead
     network = ActorCritic(

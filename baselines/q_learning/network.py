@@ -23,7 +23,7 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
     net = config.network
     trunk = trunk_from_config(net)
     return QNetwork(
-        encoder=encoder_from_config(net, batch.input_shape),
+        encoder=encoder_from_config(net, batch.input_shape, batch.input_leaves),
         trunk=trunk,
         head=QHead(batch.num_actions),
         mixer=build_mixer(config),

@@ -15,6 +15,8 @@ import numpy as np
 
 from jaxmarl.env import MultiAgentEnv
 
+from . import rng
+
 # (dx, dy) of one step forward for directions 0..3.
 STEP = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int32)
 
@@ -69,6 +71,46 @@ def zap_targets(pos: jax.Array, grid_size: int) -> jax.Array:
     return jnp.stack([one, two, right, left], axis=1)
 
 
+def _cell_ids(shape: tuple[int, ...]) -> jax.Array:
+    """``[G, G']`` int32 flat index of every cell (row-major), compared against targets."""
+    return jnp.asarray(np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape))
+
+
+def write_cells(
+    grid: jax.Array, cells: jax.Array, values: Any, where: jax.Array | None = None
+) -> jax.Array:
+    """``grid.at[cells[:, 0], cells[:, 1]].set(values)`` for in-board ``cells``, as selects.
+
+    Writes go in order, so a later write to a cell wins, as in XLA's CPU scatter (a serial
+    loop over the updates, which under ``vmap`` runs element by element and cannot fuse with
+    anything; the selects here compile to one fused pass over the board).
+
+    Args:
+        grid: ``[G, G']`` board.
+        cells: ``[K, 2]`` int32 cells on the board.
+        values: ``[K]`` or a scalar, the values written.
+        where: ``[K]`` bool, which writes happen (default: all).
+    """
+    ids = _cell_ids(grid.shape)
+    target = cells[:, 0] * grid.shape[1] + cells[:, 1]
+    values = jnp.broadcast_to(jnp.asarray(values, grid.dtype), target.shape)
+    for k in range(cells.shape[0]):
+        hit = ids == target[k]
+        if where is not None:
+            hit = hit & where[k]
+        grid = jnp.where(hit, values[k], grid)
+    return grid
+
+
+def read_cells(grid: jax.Array, cells: jax.Array) -> jax.Array:
+    """``grid[cells[:, 0], cells[:, 1]]`` (``[K]``) for in-board ``cells``, as a masked sum
+    (fuses under ``vmap``, where a gather of a few cells does not)."""
+    ids = _cell_ids(grid.shape)
+    target = cells[:, 0] * grid.shape[1] + cells[:, 1]
+    hit = ids[None] == target[:, None, None]
+    return jnp.sum(jnp.where(hit, grid[None], jnp.zeros((), grid.dtype)), axis=(1, 2))
+
+
 def mark_zapped(
     grid: jax.Array, targets: jax.Array, zaps: jax.Array, empty: int, mark: int
 ) -> jax.Array:
@@ -76,13 +118,16 @@ def mark_zapped(
 
     Args:
         grid: ``[G, G]`` int32 cell contents.
-        targets: ``[N, 4, 2]`` int32 beam cells per agent (``zap_targets``).
+        targets: ``[N, 4, 2]`` int32 beam cells per agent (``zap_targets``, on the board).
         zaps: ``[N]`` bool, which agents zap.
     """
-    hits = jnp.zeros(grid.shape, jnp.int32)
-    weight = jnp.broadcast_to(zaps[:, None], targets.shape[:2]).astype(jnp.int32)
-    hits = hits.at[targets[..., 0], targets[..., 1]].add(weight)
-    return jnp.where((hits > 0) & (grid == empty), mark, grid)
+    ids = _cell_ids(grid.shape)
+    cells = targets.reshape((-1, 2))
+    beam = jnp.repeat(zaps, targets.shape[1])
+    hit = (ids[None] == (cells[:, 0] * grid.shape[1] + cells[:, 1])[:, None, None]) & beam[
+        :, None, None
+    ]
+    return jnp.where(jnp.any(hit, axis=0) & (grid == empty), mark, grid)
 
 
 def view_corner(pos: jax.Array, view_size: int) -> tuple[jax.Array, jax.Array]:
@@ -153,8 +198,8 @@ def _shuffle_ranks(key: jax.Array, n: int) -> jax.Array:
     index. Counting them is a few hundred comparisons, which is much cheaper under ``vmap`` on
     a CPU than XLA's sort, and gives the very same permutation.
     """
-    _, sort_key = jax.random.split(key)
-    bits = jax.random.bits(sort_key, (n,), jnp.uint32)
+    _, sort_key = rng.split(key)
+    bits = rng.bits32(sort_key, n)
     index = jnp.arange(n)
     earlier = (bits[None, :] < bits[:, None]) | (
         (bits[None, :] == bits[:, None]) & (index[None, :] < index[:, None])
@@ -172,16 +217,17 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
         return jax.random.permutation(key, n).astype(jnp.int32)
     ranks = _shuffle_ranks(key, n)
     index = jnp.arange(n, dtype=jnp.int32)
-    # Ranks are a permutation, so this scatter writes every slot exactly once.
-    return jnp.zeros((n,), jnp.int32).at[ranks].set(index, unique_indices=True)
+    # Ranks are a permutation: slot j holds the one item ranked j (a one-hot sum rather than a
+    # scatter, which is a serial loop on a CPU).
+    return jnp.sum(jnp.where(ranks[None, :] == index[:, None], index[None, :], 0), axis=1)
 
 
 def first_of_permutation(key: jax.Array, n: int) -> jax.Array:
     """``[]`` int32, equal to ``jax.random.permutation(key, n)[0]`` (JaxMARL's ``choice``)."""
     if _sort_rounds(n) != 1:
         return jax.random.permutation(key, n)[0].astype(jnp.int32)
-    _, sort_key = jax.random.split(key)
-    return jnp.argmin(jax.random.bits(sort_key, (n,), jnp.uint32)).astype(jnp.int32)
+    _, sort_key = rng.split(key)
+    return jnp.argmin(rng.bits32(sort_key, n)).astype(jnp.int32)
 
 
 def sorted_subset(key: jax.Array, n: int, size: int, count: int) -> jax.Array:
@@ -192,7 +238,10 @@ def sorted_subset(key: jax.Array, n: int, size: int, count: int) -> jax.Array:
     if _sort_rounds(n) != 1:
         return jnp.sort(jax.random.permutation(key, n)[:size])[:count].astype(jnp.int32)
     chosen = _shuffle_ranks(key, n) < size
-    place = jnp.cumsum(chosen) - 1
+    # place[j]: how many chosen items come before j, itself included, minus one (a cumsum,
+    # written as a triangular count: XLA's CPU cumsum is a slow reduce-window).
+    upto = np.tril(np.ones((n, n), dtype=bool))
+    place = jnp.sum(chosen[None, :] & upto, axis=1) - 1
     hits = chosen[None, :] & (place[None, :] == jnp.arange(count)[:, None])
     return jnp.argmax(hits, axis=1).astype(jnp.int32)
 

@@ -13,6 +13,7 @@ from flax import struct
 from jaxmarl import spaces
 from jaxmarl.typing import Actions, Observations
 
+from . import rng
 from .common import (
     DEFAULT_PAYOFF,
     InnerOuterEnv,
@@ -24,8 +25,10 @@ from .common import (
     move,
     pair_reward,
     permutation,
+    read_cells,
     sorted_subset,
     swap_codes,
+    write_cells,
     zap_targets,
 )
 from .layout import (
@@ -92,12 +95,12 @@ class StepKeys:
 
 
 def step_keys(key: jax.Array) -> StepKeys:
-    key, tie = jax.random.split(key)
-    key, _ = jax.random.split(key)
-    _, pairs = jax.random.split(key)
-    key, respawn = jax.random.split(key)
-    key, coop = jax.random.split(key)
-    restart, defect = jax.random.split(key)
+    key, tie = rng.split(key)
+    key, _ = rng.split(key)
+    _, pairs = rng.split(key)
+    key, respawn = rng.split(key)
+    key, coop = rng.split(key)
+    restart, defect = rng.split(key)
     return StepKeys(tie, pairs, respawn, coop, defect, restart)
 
 
@@ -189,14 +192,32 @@ class InTheGrid(InnerOuterEnv):
         self._others = np.array(
             [[s + 1 if s + 1 != i else 0 for s in range(n - 1)] for i in range(n)], np.int32
         )
+        # Which coin flip each (player, other player) slot of the collision rule reads: index
+        # p of pair (i, j) (i < j) for takes[i, j], p + P for takes[j, i] (the complement),
+        # 2P for the diagonal (0); the slot holding player 0 reads takes[0, i].
+        num_pairs = len(self._pairs)
+        flip_index = np.full((n, n), 2 * num_pairs, np.int32)
+        for p, (i, j) in enumerate(self._pairs):
+            flip_index[i, j], flip_index[j, i] = p, p + num_pairs
+        self._takes_slot = np.array(
+            [
+                [flip_index[0, i] if o == 0 else flip_index[i, o] for o in self._others[i]]
+                for i in range(n)
+            ],
+            np.int32,
+        )
         # JaxMARL writes pair rewards in pair order, each write overwriting the player's
         # earlier ones: a player ends up with its value from the last pair it belongs to.
         last = {}
         for p, (i, j) in enumerate(self._pairs):
             last[int(i)] = (p, 0)
             last[int(j)] = (p, 1)
-        self._last_pair = np.array([last[i][0] for i in range(n)], np.int32)
-        self._last_role = np.array([last[i][1] for i in range(n)], np.int32)
+        self._last_value = np.zeros((n, len(self._pairs), 2), bool)
+        for i in range(n):
+            self._last_value[i, last[i][0], last[i][1]] = True
+        players = np.arange(n)
+        self._first = self._pairs[:, :1] == players[None, :]  # [P, N]
+        self._second = self._pairs[:, 1:] == players[None, :]
 
         observation = spaces.Box(0.0, 1.0, (VIEW_SIZE, VIEW_SIZE, NUM_CHANNELS), jnp.float32)
         inventory = spaces.Box(0.0, np.inf, (5, n), jnp.float32)
@@ -219,13 +240,13 @@ class InTheGrid(InnerOuterEnv):
 
     def _directions(self, key: jax.Array) -> jax.Array:
         # JaxMARL draws 0..2: a player never starts facing direction 3.
-        return jax.random.randint(key, (self.num_agents,), 0, 3, dtype=jnp.int8).astype(jnp.int32)
+        return rng.randint(key, self.num_agents, 0, 3, jnp.int8).astype(jnp.int32)
 
     def _fresh_state(
         self, key: jax.Array, step: jax.Array, cells: jax.Array | None = None
     ) -> StormState:
         """A new board (JaxMARL's ``_reset_state``); ``cells`` overrides the start-cell draw."""
-        key, layout_key = jax.random.split(key)
+        key, layout_key = rng.split(key)
         if cells is None:
             cells = self.spawn_cells(layout_key)
         pos = jnp.concatenate([cells, self._directions(layout_key)[:, None]], axis=-1)
@@ -235,12 +256,12 @@ class InTheGrid(InnerOuterEnv):
             shuffled = jnp.asarray(COIN_CELLS)[permutation(layout_key, len(COIN_CELLS))]
             defect, coop = shuffled[:NUM_COINS], shuffled[NUM_COINS:]
         grid = jnp.zeros((GRID_SIZE, GRID_SIZE), jnp.int32)
-        grid = grid.at[pos[:, 0], pos[:, 1]].set(jnp.arange(1, self.num_agents + 1))
+        grid = write_cells(grid, pos[:, :2], jnp.arange(1, self.num_agents + 1))
         # Coins go down after the players and cover them (JaxMARL's order).
-        grid = grid.at[defect[:, 0], defect[:, 1]].set(DEFECT_COIN)
-        grid = grid.at[coop[:, 0], coop[:, 1]].set(COOP_COIN)
-        key, coop_key = jax.random.split(key)
-        _, defect_key = jax.random.split(key)
+        grid = write_cells(grid, defect, DEFECT_COIN)
+        grid = write_cells(grid, coop, COOP_COIN)
+        key, coop_key = rng.split(key)
+        _, defect_key = rng.split(key)
         return StormState(
             pos=pos,
             grid=grid,
@@ -248,8 +269,8 @@ class InTheGrid(InnerOuterEnv):
             coop_coins=coop,
             defect_coins=defect,
             freeze=jnp.full((self.num_agents,), -1, jnp.int32),
-            coop_timer=jax.random.randint(coop_key, (NUM_COINS,), *COIN_TIMER_RANGE),
-            defect_timer=jax.random.randint(defect_key, (NUM_COINS,), *COIN_TIMER_RANGE),
+            coop_timer=rng.randint(coop_key, NUM_COINS, *COIN_TIMER_RANGE),
+            defect_timer=rng.randint(defect_key, NUM_COINS, *COIN_TIMER_RANGE),
             step=step,
             done=jnp.bool_(False),
         )
@@ -262,7 +283,7 @@ class InTheGrid(InnerOuterEnv):
 
     def step_env(self, key: jax.Array, state: StormState, actions: Actions):
         keys = step_keys(key)
-        _, layout_key = jax.random.split(keys.restart)
+        _, layout_key = rng.split(keys.restart)
         return self.transition(
             keys,
             state,
@@ -284,7 +305,7 @@ class InTheGrid(InnerOuterEnv):
         action = jnp.where(state.freeze > 0, STAY, action)
         pos = self._resolve_moves(keys.tie, state.pos, action)
 
-        under = state.grid[pos[:, 0], pos[:, 1]]
+        under = read_cells(state.grid, pos[:, :2])
         inventory = state.inventory + jnp.stack([under == COOP_COIN, under == DEFECT_COIN], -1)
 
         # Zaps are judged on the board as it was before anyone moved (JaxMARL's order).
@@ -297,9 +318,9 @@ class InTheGrid(InnerOuterEnv):
         inventory = jnp.where(thawed[:, None], 0.0, inventory)
         freeze = jnp.where(thawed, -1, freeze)
 
-        grid = grid.at[state.pos[:, 0], state.pos[:, 1]].set(EMPTY)
-        for i in range(self.num_agents):  # in order: a later player covers an earlier one
-            grid = grid.at[pos[i, 0], pos[i, 1]].set(i + 1)
+        grid = write_cells(grid, state.pos[:, :2], EMPTY)
+        # In order: a later player covers an earlier one.
+        grid = write_cells(grid, pos[:, :2], jnp.arange(1, self.num_agents + 1))
         grid, coop_timer = self._regrow(
             grid, state.coop_coins, state.coop_timer - 1, COOP_COIN, keys.coop_timer
         )
@@ -356,56 +377,76 @@ class InTheGrid(InnerOuterEnv):
         first = collide_slot & moved[:, None] & ~moved_slot
         pos1 = jnp.where(mixed(first)[:, None], pos, new)
 
-        pairs = self._pairs
-        bits = jax.random.choice(key, jnp.array([0, 1]), shape=(len(pairs),))
-        takes = jnp.zeros((n, n), jnp.int32)
-        takes = takes.at[pairs[:, 0], pairs[:, 1]].set(bits)
-        takes = takes.at[pairs[:, 1], pairs[:, 0]].set((bits + 1) % 2)
-        # The slot holding player 0 reads player 0's flip against i, not i's against 0.
-        takes_slot = jnp.where(others == 0, takes[0][:, None], takes[rows, jnp.maximum(others, 0)])
+        # jax.random.choice(key, jnp.array([0, 1]), shape=(P,)), JaxMARL's call: its values
+        # are its randint indices.
+        bits = rng.randint(key, len(self._pairs), 0, 2)
+        # takes[i, j]: pair (i, j)'s flip for i < j, its complement for i > j, 0 on the
+        # diagonal; read per (player, other player) slot through static index tables. The
+        # slot holding player 0 reads player 0's flip against i, not i's against 0.
+        flips = jnp.concatenate([bits, (bits + 1) % 2, jnp.zeros((1,), bits.dtype)])
+        takes_slot = flips[jnp.asarray(self._takes_slot)]
         second = collide_slot & moved[:, None] & moved_slot & (takes_slot == 0)
         return jnp.where(mixed(second)[:, None], pos, pos1)
 
     def _interact(self, key, grid, pos, action, inventory):
-        """Zap marks, the pairs that interact, their rewards and who gets frozen."""
+        """Zap marks, the pairs that interact, their rewards and who gets frozen.
+
+        Per-pair and per-player lookups go through static incidence tables (``_first``,
+        ``_second``: ``[P, N]``, which players a pair holds) as masked sums and selects:
+        under ``vmap`` on a CPU, gathers and scatters of single elements are serial loops.
+        """
         grid = jnp.where(grid == ZAPPED, EMPTY, grid)
         targets = zap_targets(pos, GRID_SIZE)
-        seen = grid[targets[..., 0], targets[..., 1]]  # [N, 4]
+        seen = read_cells(grid, targets.reshape((-1, 2))).reshape(targets.shape[:2])  # [N, 4]
         zaps = action == INTERACT
         grid = mark_zapped(grid, targets, zaps, EMPTY, ZAPPED)
         holding = inventory.sum(-1) > 0
 
-        pairs = jnp.asarray(self._pairs)
+        first, second = jnp.asarray(self._first), jnp.asarray(self._second)
+        codes = jnp.arange(1, self.num_agents + 1)
+        sees = jnp.any(seen[:, :, None] == codes[None, None, :], axis=1)  # [N, N]: i sees j
+
+        def of(table, flags):  # [P]: the flag of each pair's player in ``table``
+            return jnp.any(table & flags[None, :], axis=1)
+
+        a_sees_b = jnp.any(first[:, :, None] & second[:, None, :] & sees[None], axis=(1, 2))
+        b_sees_a = jnp.any(second[:, :, None] & first[:, None, :] & sees[None], axis=(1, 2))
+        able = holding & zaps
+        ready_pairs = a_sees_b & b_sees_a & of(first, able) & of(second, able)
+
         num_pairs = len(self._pairs)
+        pair_ids = jnp.arange(num_pairs)
         order = permutation(key, num_pairs)
         frozen = jnp.zeros((self.num_agents,), jnp.bool_)
         chosen = jnp.zeros((num_pairs,), jnp.bool_)
         # JaxMARL tries only as many pairs as there are players (clamping the index), so with
         # two players it tries the one pair twice and the second try clears its flag.
         for attempt in range(self.num_agents):
-            p = order[min(attempt, num_pairs - 1)]
-            a, b = pairs[p, 0], pairs[p, 1]
-            mutual = jnp.any(seen[a] == b + 1) & jnp.any(seen[b] == a + 1)
-            ready = mutual & holding[a] & holding[b] & zaps[a] & zaps[b]
-            chosen = chosen.at[p].set(ready & ~(frozen[a] | frozen[b]))
-            frozen = frozen.at[a].set(frozen[a] | ready).at[b].set(frozen[b] | ready)
+            hot = pair_ids == order[min(attempt, num_pairs - 1)]
+            ready = jnp.any(hot & ready_pairs)
+            busy = jnp.any(hot & (of(first, frozen) | of(second, frozen)))
+            chosen = jnp.where(hot, ready & ~busy, chosen)
+            members = jnp.any(hot[:, None] & (first | second), axis=0)  # [N]
+            frozen = frozen | (members & ready)
 
         payoff = jnp.asarray(self.payoff_matrix)
-        values = jax.vmap(lambda i, j: pair_reward(inventory[i], inventory[j], payoff))(
-            pairs[:, 0], pairs[:, 1]
-        )
+
+        def holdings(table):  # [P, 2]: the inventory of each pair's player in ``table``
+            return jnp.sum(jnp.where(table[:, :, None], inventory[None], 0.0), axis=1)
+
+        values = jax.vmap(lambda a, b: pair_reward(a, b, payoff))(holdings(first), holdings(second))
         values = jnp.where(chosen[:, None], values, 0.0)
-        rewards = values[jnp.asarray(self._last_pair), jnp.asarray(self._last_role)]
+        last = jnp.asarray(self._last_value)  # [N, P, 2]: the value each player keeps
+        rewards = jnp.sum(jnp.where(last, values[None], 0.0), axis=(1, 2))
         return grid, rewards, frozen
 
     def _regrow(self, grid, cells, timer, coin, key):
-        """Coins whose timer ran out grow back on free cells; their timers are redrawn."""
+        """Coins whose timer ran out grow back on free cells; their timers are redrawn.
+
+        A kind's coin cells are distinct, so the writes are independent."""
         ripe = timer == 0
-        current = grid[cells[:, 0], cells[:, 1]]
-        grid = grid.at[cells[:, 0], cells[:, 1]].set(
-            jnp.where(ripe & (current == EMPTY), coin, current)
-        )
-        fresh = jax.random.randint(key, (NUM_COINS,), *COIN_TIMER_RANGE, dtype=jnp.int8)
+        grid = write_cells(grid, cells, coin, where=ripe & (read_cells(grid, cells) == EMPTY))
+        fresh = rng.randint(key, NUM_COINS, *COIN_TIMER_RANGE, jnp.int8)
         return grid, jnp.where(ripe, fresh.astype(jnp.int32), timer)
 
     @partial(jax.jit, static_argnums=(0,))

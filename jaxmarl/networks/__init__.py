@@ -1,7 +1,7 @@
 """Networks: encoders (perception), decision trunks (shared layers), heads, mixers."""
 
 from jaxmarl.networks.actor_critic import ActorCritic
-from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder, encoder_from_config
+from jaxmarl.networks.encoders import CNNEncoder, DictEncoder, MLPEncoder, encoder_from_config
 from jaxmarl.networks.heads import CategoricalHead, GaussianHead, QHead, ValueHead, masked_logits
 from jaxmarl.networks.mixers import (
     MixerConfig,
@@ -18,6 +18,7 @@ from jaxmarl.networks.trunks import GRUTrunk, MLPTrunk, initial_carry
 __all__ = [
     "ActorCritic",
     "CNNEncoder",
+    "DictEncoder",
     "CategoricalHead",
     "GRUTrunk",
     "GaussianHead",

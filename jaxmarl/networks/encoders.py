@@ -7,6 +7,7 @@ agents) pass through, so parameters are shared across agents for free.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -53,30 +54,47 @@ class MLPEncoder(nn.Module):
         return x
 
 
-def encoder_from_config(net: Any, obs_shape: Sequence[int] = (0,)) -> nn.Module:
+def encoder_from_config(
+    net: Any,
+    obs_shape: Sequence[int] = (0,),
+    obs_leaves: Sequence[tuple[str, Sequence[int]]] = (),
+) -> nn.Module:
     """The encoder a ``NetworkConfig`` describes (``net.encoder``: MLP or CNN).
 
     Args:
         net: the ``NetworkConfig``.
         obs_shape: one agent's (stacked) observation shape: a grid ``(h, w, c)`` for the CNN;
             the MLP flattens whatever rank it has.
+        obs_leaves: for packed ``Dict`` observations (``AgentBatch.input_leaves``), each
+            leaf's ``(name, shape)``: the CNN then convolves the grid leaves and concatenates
+            the rest (``DictEncoder``); the MLP reads the packed vector.
 
     Raises:
-        ValueError: a CNN encoder for observations that are not ``(h, w, c)`` grids.
+        ValueError: a CNN encoder for observations that are not ``(h, w, c)`` grids and have
+            no grid leaf.
     """
     if net.encoder.kind == "cnn":
+        conv = dict(
+            features=tuple(net.encoder.features),
+            kernel_sizes=tuple(net.encoder.kernel_sizes),
+            embed_dim=net.embed_dim,
+            activation=net.activation,
+            layer_norm=net.encoder.layer_norm,
+        )
+        if obs_leaves:
+            leaves = tuple((str(name), tuple(int(d) for d in shape)) for name, shape in obs_leaves)
+            if not any(len(shape) == 3 for _, shape in leaves):
+                raise ValueError(
+                    f"network.encoder=cnn needs a grid (h, w, c) leaf, but the env's Dict "
+                    f"observation has {dict(leaves)}; use network.encoder=mlp"
+                )
+            return DictEncoder(leaves=leaves, **conv)
         if len(obs_shape) != 3:
             raise ValueError(
                 f"network.encoder=cnn needs grid observations (h, w, c), but the env's are "
                 f"{tuple(obs_shape)}; use network.encoder=mlp (or the env's grid option)"
             )
-        return CNNEncoder(
-            net.encoder.features,
-            net.encoder.kernel_sizes,
-            net.embed_dim,
-            net.activation,
-            net.encoder.layer_norm,
-        )
+        return CNNEncoder(**conv)
     return MLPEncoder(
         net.encoder_sizes,
         net.embed_dim,
@@ -85,6 +103,23 @@ def encoder_from_config(net: Any, obs_shape: Sequence[int] = (0,)) -> nn.Module:
         net.encoder_init_gain,
         max(len(obs_shape), 1),
     )
+
+
+def _convolve(x, features, kernel_sizes, act, norm) -> jax.Array:
+    """``[n, H, W, C]`` through the convolutions (``SAME``, stride 1), flattened to ``[n, F]``.
+
+    Called inside a compact ``__call__``: the layers belong to that module (``Conv_0``, ...).
+    """
+    if len(features) != len(kernel_sizes):
+        raise ValueError("CNNEncoder needs one kernel size per convolution")
+    for channels, size in zip(features, kernel_sizes):
+        x = nn.Conv(channels, (size, size), kernel_init=HIDDEN, bias_init=BIAS)(x)
+        x = act(norm()(x))
+    return x.reshape((x.shape[0], -1))
+
+
+def _norm(layer_norm: bool):
+    return nn.LayerNorm if layer_norm else (lambda: lambda y: y)
 
 
 class CNNEncoder(nn.Module):
@@ -109,15 +144,87 @@ class CNNEncoder(nn.Module):
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
-        if len(self.features) != len(self.kernel_sizes):
-            raise ValueError("CNNEncoder needs one kernel size per convolution")
         act = activation(self.activation)
+        norm = _norm(self.layer_norm)
         lead = obs.shape[:-3]
         x = obs.astype(jnp.float32).reshape((-1, *obs.shape[-3:]))
-        norm = nn.LayerNorm if self.layer_norm else (lambda: lambda y: y)
-        for channels, size in zip(self.features, self.kernel_sizes):
-            x = nn.Conv(channels, (size, size), kernel_init=HIDDEN, bias_init=BIAS)(x)
-            x = act(norm()(x))
-        x = x.reshape((x.shape[0], -1))
+        x = _convolve(x, self.features, self.kernel_sizes, act, norm)
         x = nn.Dense(self.embed_dim, kernel_init=HIDDEN, bias_init=BIAS)(x)
         return act(norm()(x)).reshape((*lead, self.embed_dim))
+
+
+def split_leaves(
+    packed: jax.Array, leaves: Sequence[tuple[str, Sequence[int]]]
+) -> dict[str, jax.Array]:
+    """Inverse of ``AgentBatch``'s ``Dict`` packing: ``[..., D]`` -> ``{name: [..., *shape]}``.
+
+    Raises:
+        ValueError: ``D`` is not the leaves' total size.
+    """
+    sizes = [math.prod(shape) for _, shape in leaves]
+    if packed.shape[-1] != sum(sizes):
+        raise ValueError(
+            f"packed observation has width {packed.shape[-1]}, but the leaves {dict(leaves)} "
+            f"add up to {sum(sizes)}"
+        )
+    lead = packed.shape[:-1]
+    offsets = [0, *itertools.accumulate(sizes)]
+    return {
+        name: packed[..., start:stop].reshape((*lead, *shape))
+        for (name, shape), start, stop in zip(leaves, offsets[:-1], offsets[1:])
+    }
+
+
+class DictEncoder(nn.Module):
+    """``CNNEncoder`` for packed ``Dict`` observations (an image plus flat features).
+
+    The packed vector ``[..., D]`` (``AgentBatch``: leaves flattened in order) is split back
+    into its leaves; every grid leaf ``(h, w, c)`` goes through its own convolutions (as
+    ``CNNEncoder``'s), every other leaf is flattened; all are concatenated and one dense
+    layer maps them to ``embed_dim``. The flat leaves (STORM's inventories, an agent id) thus
+    enter after the convolutions, at full resolution, instead of being painted into channels.
+
+    Attributes:
+        leaves: ``(name, shape)`` per leaf, in packing order (``AgentBatch.input_leaves``).
+        features, kernel_sizes, embed_dim, activation, layer_norm: as ``CNNEncoder``'s.
+    """
+
+    leaves: Sequence[tuple[str, Sequence[int]]]
+    features: Sequence[int] = (32, 32)
+    kernel_sizes: Sequence[int] = (3, 3)
+    embed_dim: int = 64
+    activation: str = "relu"
+    layer_norm: bool = False
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        act = activation(self.activation)
+        norm = _norm(self.layer_norm)
+        lead = obs.shape[:-1]
+        parts = []
+        for name, leaf in split_leaves(obs.astype(jnp.float32), self.leaves).items():
+            if leaf.ndim - len(lead) == 3:
+                grid = leaf.reshape((-1, *leaf.shape[-3:]))
+                with_name = _Convolutions(
+                    self.features, self.kernel_sizes, self.activation, self.layer_norm, name=name
+                )
+                parts.append(with_name(grid))
+            else:
+                parts.append(leaf.reshape((math.prod(lead), -1)))
+        x = jnp.concatenate(parts, axis=-1)
+        x = nn.Dense(self.embed_dim, kernel_init=HIDDEN, bias_init=BIAS)(x)
+        return act(norm()(x)).reshape((*lead, self.embed_dim))
+
+
+class _Convolutions(nn.Module):
+    """``DictEncoder``'s convolutions of one grid leaf (a submodule named after the leaf)."""
+
+    features: Sequence[int]
+    kernel_sizes: Sequence[int]
+    activation: str
+    layer_norm: bool
+
+    @nn.compact
+    def __call__(self, grid: jax.Array) -> jax.Array:
+        act = activation(self.activation)
+        return _convolve(grid, self.features, self.kernel_sizes, act, _norm(self.layer_norm))

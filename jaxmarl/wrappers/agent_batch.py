@@ -12,6 +12,13 @@ agents differ, pads to the largest size and keeps masks:
   sliced back to its agent's action size;
 * per-agent scalars (rewards, dones) ``{agent: [...]}`` <-> ``[..., A]``.
 
+``Dict`` observations (STORM's image + inventory) are *packed*: every leaf is flattened and
+the leaves are concatenated in the space's key order into one float32 vector per agent, so
+the stacked observation stays one array ``[..., A, D]`` and every learner, minibatcher,
+replay buffer and per-agent ``vmap`` handles it unchanged. ``obs_leaves`` records the leaves'
+names and shapes; the CNN encoder (``jaxmarl.networks.encoders.DictEncoder``) unpacks the
+vector by it and convolves the grid leaves, an MLP reads the packed vector as it is.
+
 Leading batch axes (``...``) are kept as they are, so the same object serves a single env, a
 vmapped batch ``[B]`` and a trajectory ``[T, B]``. Every learner uses this and nothing else.
 """
@@ -44,6 +51,8 @@ class AgentBatch:
         agent_id: whether ``stack_obs`` appends a one-hot agent id (flat observations only).
         action_low / action_high: continuous action bounds per padded dimension (the
             tightest over agents); empty for discrete actions.
+        obs_leaves: for ``Dict`` observations, ``(name, shape)`` of each leaf in packing
+            order (``obs_shape`` is then the packed width ``(D,)``); empty for arrays.
     """
 
     agents: tuple[str, ...]
@@ -54,6 +63,7 @@ class AgentBatch:
     agent_id: bool = False
     action_low: tuple[float, ...] = ()
     action_high: tuple[float, ...] = ()
+    obs_leaves: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @classmethod
     def from_env(
@@ -67,7 +77,12 @@ class AgentBatch:
                 non-flat observations.
         """
         names = tuple(agents if agents is not None else env.agents)
-        obs_shapes = tuple(tuple(env.observation_space(a).shape) for a in names)
+        obs_leaves = _dict_leaves(env, names)
+        if obs_leaves:
+            width = sum(int(np.prod(shape)) for _, shape in obs_leaves)
+            obs_shapes = ((width,),) * len(names)
+        else:
+            obs_shapes = tuple(tuple(env.observation_space(a).shape) for a in names)
         ranks = {len(s) for s in obs_shapes}
         if len(ranks) != 1:
             raise ValueError(
@@ -118,6 +133,7 @@ class AgentBatch:
             agent_id=agent_id,
             action_low=low,
             action_high=high,
+            obs_leaves=obs_leaves,
         )
 
     # ------------------------------------------------------------------ sizes
@@ -136,6 +152,14 @@ class AgentBatch:
         if self.agent_id:
             return (self.obs_shape[0] + self.num_agents,)
         return self.obs_shape
+
+    @property
+    def input_leaves(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """``obs_leaves`` plus the one-hot agent id (``("agent_id", (A,))``) when appended:
+        how ``stack_obs`` packs a ``Dict`` observation; empty for array observations."""
+        if self.obs_leaves and self.agent_id:
+            return (*self.obs_leaves, ("agent_id", (self.num_agents,)))
+        return self.obs_leaves
 
     @property
     def homogeneous(self) -> bool:
@@ -163,8 +187,14 @@ class AgentBatch:
         return jnp.eye(self.num_agents, dtype=jnp.float32)
 
     # ------------------------------------------------------------------ dict -> array
-    def stack_obs(self, obs: Mapping[str, jax.Array]) -> jax.Array:
-        """``{agent: [..., *obs_shape_i]}`` -> ``[..., A, *input_shape]`` float32."""
+    def stack_obs(self, obs: Mapping[str, Any]) -> jax.Array:
+        """``{agent: [..., *obs_shape_i]}`` -> ``[..., A, *input_shape]`` float32.
+
+        ``Dict`` observations ``{agent: {leaf: [..., *leaf_shape]}}`` are packed first (see
+        the module docstring).
+        """
+        if self.obs_leaves:
+            obs = {agent: self._pack(agent, obs[agent]) for agent in self.agents}
         rank = len(self.obs_shape)
         padded = []
         for agent, shape in zip(self.agents, self.obs_shapes):
@@ -182,6 +212,20 @@ class AgentBatch:
             ids = jnp.broadcast_to(self.agent_ids(), stacked.shape[:-1] + (self.num_agents,))
             stacked = jnp.concatenate([stacked, ids], axis=-1)
         return stacked
+
+    def _pack(self, agent: str, obs: Mapping[str, jax.Array]) -> jax.Array:
+        """One agent's ``Dict`` observation -> ``[..., D]`` float32, leaves in order."""
+        flat = []
+        for name, shape in self.obs_leaves:
+            value = jnp.asarray(obs[name], dtype=jnp.float32)
+            lead = value.ndim - len(shape)
+            if lead < 0 or tuple(value.shape[lead:]) != shape:
+                raise ValueError(
+                    f"observation '{name}' of agent '{agent}' has shape {value.shape}, "
+                    f"expected trailing shape {shape}"
+                )
+            flat.append(value.reshape((*value.shape[:lead], -1)))
+        return jnp.concatenate(flat, axis=-1)
 
     def stack_avail_actions(self, avail: Mapping[str, jax.Array]) -> jax.Array:
         """``{agent: [..., n_i]}`` -> ``[..., A, num_actions]`` bool; padded actions False."""
@@ -234,3 +278,39 @@ class AgentBatch:
         """The env's world state repeated for every agent: ``[A, world_state_size]``."""
         world = jnp.ravel(env.get_world_state(state))
         return jnp.broadcast_to(world, (self.num_agents,) + world.shape)
+
+
+def _dict_leaves(
+    env: MultiAgentEnv, agents: Sequence[str]
+) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """``(name, shape)`` of the leaves of the agents' ``Dict`` observation space (empty when
+    the spaces are not ``Dict``s).
+
+    Raises:
+        ValueError: ``Dict`` spaces mixed with others, leaves that are not ``Box`` spaces,
+            or agents whose ``Dict`` spaces differ in keys or shapes.
+    """
+    obs_spaces = [env.observation_space(a) for a in agents]
+    is_dict = [isinstance(space, spaces.Dict) for space in obs_spaces]
+    if not any(is_dict):
+        return ()
+    layouts = set()
+    for agent, space in zip(agents, obs_spaces):
+        if not isinstance(space, spaces.Dict):
+            raise ValueError(
+                f"agent '{agent}' has observation space {space!r} but others have Dict "
+                f"spaces; stack the agent groups separately (AgentBatch.from_env(env, agents=...))"
+            )
+        for name, leaf in space.spaces.items():
+            if not isinstance(leaf, spaces.Box):
+                raise ValueError(
+                    f"agent '{agent}': Dict observation leaf '{name}' is {leaf!r}; AgentBatch "
+                    f"packs Dict spaces of Box leaves only"
+                )
+        layouts.add(tuple((str(name), tuple(leaf.shape)) for name, leaf in space.spaces.items()))
+    if len(layouts) != 1:
+        raise ValueError(
+            f"agents' Dict observation spaces differ ({sorted(layouts)}); AgentBatch packs Dict "
+            f"observations of one layout; stack the agent groups separately"
+        )
+    return layouts.pop()

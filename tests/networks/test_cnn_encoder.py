@@ -11,7 +11,7 @@ import yaml
 from jaxmarl.baselines.ppo.config import PPOConfig
 from jaxmarl.baselines.ppo.network import build_network
 from jaxmarl.config import load_config, save_config
-from jaxmarl.networks.encoders import CNNEncoder, MLPEncoder, encoder_from_config
+from jaxmarl.networks.encoders import CNNEncoder, DictEncoder, MLPEncoder, encoder_from_config
 from jaxmarl.training.config import CNNEncoderConfig, MLPEncoderConfig, NetworkConfig
 from jaxmarl.wrappers import AgentBatch
 
@@ -142,3 +142,63 @@ def test_cnn_presets_train_end_to_end(alg, preset, sizes):
 
     _, metrics = jax.jit(make_train_from(learner))(jax.random.key(0))
     assert all(np.isfinite(np.asarray(v)).all() for v in jax.tree.leaves(metrics))
+
+
+LEAVES = (("observation", (5, 4, 3)), ("inventory", (6,)))
+
+
+def test_dict_encoder_convolves_the_grid_leaf_and_concatenates_the_rest():
+    from flax import linen as nn
+
+    encoder = DictEncoder(leaves=LEAVES, features=(8,), kernel_sizes=(3,), embed_dim=16)
+    packed = jax.random.normal(jax.random.key(1), (3, 2, 5 * 4 * 3 + 6))  # [B, A, D]
+    params = encoder.init(jax.random.key(0), packed)["params"]
+    assert set(params) == {"observation", "Dense_0"}
+    assert params["observation"]["Conv_0"]["kernel"].shape == (3, 3, 3, 8)
+    assert params["Dense_0"]["kernel"].shape == (5 * 4 * 8 + 6, 16)
+    out = encoder.apply({"params": params}, packed)
+    assert out.shape == (3, 2, 16)
+    # By hand: the image is the packed vector's first 60 entries, the inventory the last 6.
+    image = packed[..., :60].reshape((6, 5, 4, 3))
+    conv = nn.Conv(8, (3, 3)).apply({"params": params["observation"]["Conv_0"]}, image)
+    features = jnp.concatenate(
+        [jax.nn.relu(conv).reshape((6, -1)), packed[..., 60:].reshape((6, 6))], -1
+    )
+    dense = nn.Dense(16).apply({"params": params["Dense_0"]}, features)
+    np.testing.assert_allclose(out, jax.nn.relu(dense).reshape((3, 2, 16)), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="add up to 66"):
+        encoder.apply({"params": params}, packed[..., :-1])
+
+
+def test_encoder_from_config_for_dict_observations():
+    cnn = NetworkConfig(encoder=CNNEncoderConfig(features=(16,), kernel_sizes=(3,)))
+    module = encoder_from_config(cnn, (66,), LEAVES)
+    assert isinstance(module, DictEncoder) and module.leaves == LEAVES
+    assert isinstance(encoder_from_config(NetworkConfig(), (66,), LEAVES), MLPEncoder)
+    with pytest.raises(ValueError, match="needs a grid"):
+        encoder_from_config(cnn, (8,), (("a", (2,)), ("b", (6,))))
+
+
+@pytest.mark.parametrize("preset", ["storm_2p", pytest.param("storm", marks=pytest.mark.nightly)])
+def test_storm_presets_feed_dict_observations_to_the_cnn(preset):
+    """The STORM presets' networks read the packed Dict observations of real env steps: each
+    agent's image goes through the convolution, its inventory joins after it."""
+    from jaxmarl.algorithms import algorithms
+    from jaxmarl.train import parse
+
+    command = parse(
+        ["alg=ippo", f"preset={preset}", "env.num_envs=2", "num_minibatches=2", "--no-progress"]
+    )
+    learner = algorithms()["ippo"].make(command.config)
+    env, batch = learner.env, learner.env.batch
+    image = env.unwrapped.observation_space(env.unwrapped.agents[0]).spaces["observation"].shape
+    assert batch.obs_leaves[0] == ("observation", image)
+    state = jax.jit(learner.init)(jax.random.key(0))
+    inputs = env.runner_inputs(state.runner)
+    assert inputs.obs.shape == (2, batch.num_agents, batch.obs_shape[0])
+    # One parameter set per agent (share_parameters: false): the conv kernels have [A] first.
+    conv = state.params["encoder"]["observation"]["Conv_0"]["kernel"]
+    assert conv.shape == (batch.num_agents, 3, 3, image[-1], 16)
+    carry = learner.initial_carry(2)
+    _, action = learner.greedy_policy(state.params, carry, inputs)
+    assert action.shape == (2, batch.num_agents)
