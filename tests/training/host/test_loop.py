@@ -55,7 +55,8 @@ def test_stop_and_resume_equals_uninterrupted_run(learner, full, tmp_path):
         full.run_dir / "metrics.jsonl"
     )
     chex.assert_trees_all_close(full.state.params, uneven.state.params, rtol=1e-6, atol=1e-7)
-    assert Checkpointer(tmp_path / "uneven" / "checkpoints").metadata() == {"updates": 4}
+    metadata = Checkpointer(tmp_path / "uneven" / "checkpoints").metadata()
+    assert metadata == {"updates": 4, "data_devices": 1}
     _run(learner, tmp_path / "split", stop_after_chunks=2, gif=False)
     assert Checkpointer(tmp_path / "split" / "checkpoints").latest_step() == 2
     resumed = _run(learner, tmp_path / "split", resume=True, gif=False)
