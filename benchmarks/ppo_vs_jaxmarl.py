@@ -111,6 +111,7 @@ import importlib.util, json, sys, time, types
 
 alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
 total_steps, num_seeds = int(total_steps), int(num_seeds)
+seed = int(sys.argv[6]) if len(sys.argv) > 6 else None  # for a YAML without SEED
 
 logged = []
 def _stub(name, **attrs):
@@ -145,7 +146,7 @@ config["NUM_SEEDS"] = num_seeds
 config["WANDB_MODE"] = "disabled"
 train = peer.make_train(config)
 num_updates = config["NUM_UPDATES"]
-rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
+rngs = jax.random.split(jax.random.PRNGKey(config["SEED"] if seed is None else seed), num_seeds)
 
 result = {"alg": alg, "num_updates": num_updates, "seeds": num_seeds,
           "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"],
@@ -171,6 +172,7 @@ else:  # the script's main: jax.jit(train)(rng), one seed per call
         result["train_s"] += time.perf_counter() - t0
         ordered = sorted(logged, key=lambda m: int(m["env_step"]))
         curves.append([float(m["returns"]) for m in ordered])
+        print(f"seed {len(curves)} of {num_seeds} done, {result['train_s']:.0f} s", flush=True)
     result["logged_curve"] = curves
 result["final_logged"] = [float(c[-1]) for c in result["logged_curve"]]
 print("RESULT " + json.dumps(result))
@@ -274,7 +276,22 @@ def chunk_override(alg: str, steps: int) -> str:
     return f"run.updates_per_chunk={ALGS[alg]['updates_per_chunk']}"
 
 
-def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) -> dict:
+def run_peer(
+    alg: str,
+    steps: int,
+    seeds: int,
+    peer_python: str,
+    scripts: Path,
+    *,
+    seed: int | None = None,
+    num_agents: int = NUM_AGENTS,
+    log: Path | None = None,
+) -> dict:
+    """JaxMARL's script ``ALGS[alg]`` through ``PEER_RUNNER`` under ``peer_python``.
+
+    ``seed`` replaces the YAML's ``SEED`` (for a config without one); ``final_raw`` is the
+    logged return divided by ``num_agents`` (MPE's log wrapper scales by it; 1 elsewhere);
+    ``log`` receives the runner's output as it runs (else it is captured)."""
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "peer_runner.py"
         runner.write_text(PEER_RUNNER)
@@ -287,14 +304,21 @@ def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) 
             str(scripts / ALGS[alg]["config"]),
             str(steps),
             str(seeds),
+            *([] if seed is None else [str(seed)]),
         ]
         load_before = machine_load()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        if log is None:
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+            output = proc.stdout + proc.stderr
+        else:
+            with log.open("w") as out:
+                proc = subprocess.run(cmd, cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
+            output = log.read_text()
         wall = time.perf_counter() - t0
     if proc.returncode:
-        raise RuntimeError(f"peer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        raise RuntimeError(f"peer failed:\n{output[-6000:]}")
+    line = next(x for x in output.splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
     total = result["env_steps_per_seed"] * result["seeds"]
     result.update(
@@ -302,7 +326,7 @@ def run_peer(alg: str, steps: int, seeds: int, peer_python: str, scripts: Path) 
         cmd=" ".join(["<peer python> -I peer_runner.py", *cmd[3:]]),
         steps_per_s=total / result["train_s"],
         wall_s=wall,
-        final_raw=[v / NUM_AGENTS for v in result["final_logged"]],
+        final_raw=[v / num_agents for v in result["final_logged"]],
         load_before=load_before,
         load_after=machine_load(),
     )
