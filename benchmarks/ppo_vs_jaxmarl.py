@@ -113,10 +113,12 @@ import importlib.util, json, sys, time, types
 alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
 total_steps, num_seeds = int(total_steps), int(num_seeds)
 # Optional 7th argument, JSON: {"overrides": {KEY: value} applied over the YAML,
-# "vmap_seeds": bool (default: alg == "ippo"), "extra_path": a folder put first on sys.path}.
+# "vmap_seeds": bool (default: alg == "ippo"), "extra_path": a folder put first on sys.path,
+# "seed": replaces the YAML's SEED}.
 options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
 if options.get("extra_path"):
     sys.path.insert(0, options["extra_path"])
+seed = options.get("seed")  # for a YAML without SEED
 
 logged = []
 def _stub(name, **attrs):
@@ -160,7 +162,7 @@ if config.get("ENV_NAME") == "overcooked" and isinstance(env_kwargs.get("layout"
 _PEER_TRAIN = r"""
 train = peer.make_train(config)
 num_updates = config["NUM_UPDATES"]
-rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), num_seeds)
+rngs = jax.random.split(jax.random.PRNGKey(config["SEED"] if seed is None else seed), num_seeds)
 
 result = {"alg": alg, "num_updates": num_updates, "seeds": num_seeds,
           "env_steps_per_seed": num_updates * config["NUM_ENVS"] * config["NUM_STEPS"],
@@ -186,6 +188,7 @@ else:  # the script's main: jax.jit(train)(rng), one seed per call
         result["train_s"] += time.perf_counter() - t0
         ordered = sorted(logged, key=lambda m: int(m["env_step"]))
         curves.append([float(m["returns"]) for m in ordered])
+        print(f"SEED {len(curves)}/{num_seeds} {result['train_s']:.0f} s: {curves[-1]}", flush=True)
     result["logged_curve"] = curves
 result["final_logged"] = [float(c[-1]) for c in result["logged_curve"]]
 print("RESULT " + json.dumps(result))
@@ -261,7 +264,25 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
         "--no-progress",
     ]
     load_before = machine_load()
-    wall, summary = run_train_command(cmd, run_dir)
+    wall, _ = run_train_command(cmd, run_dir)
+    result = read_ours(alg, run_dir, steps, seeds)
+    result.update(
+        cmd=" ".join(cmd[1:]),
+        wall_s=wall,
+        load_before=load_before,
+        load_after=machine_load(),
+        extra=extra,
+    )
+    return result
+
+
+def read_ours(alg: str, run_dir: Path, steps: int, seeds: int) -> dict:
+    """One finished ``jaxmarl.train`` run's numbers (``summary.md``, ``metrics``, ``eval``)."""
+    summary = {}
+    for line in (run_dir / "summary.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 2:
+            summary[cells[0]] = cells[1]
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     last = max(r["update"] for r in rows)
     final = [r["episode_return"] for r in rows if r["update"] == last]
@@ -271,7 +292,6 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
     return {
         "side": "ours",
         "alg": alg,
-        "cmd": " ".join(cmd[1:]),
         "run_dir": str(run_dir),
         "env_steps_per_seed": steps_floor(alg, steps),
         "seeds": seeds,
@@ -283,10 +303,6 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
         ),
         "final_raw": final,
         "greedy_raw": greedy,
-        "wall_s": wall,
-        "load_before": load_before,
-        "load_after": machine_load(),
-        "extra": extra,
     }
 
 
@@ -300,20 +316,29 @@ def chunk_override(alg: str, steps: int) -> str:
     return f"run.updates_per_chunk={ALGS[alg]['updates_per_chunk']}"
 
 
-def run_runner(runner_text: str, peer_python: str, args: list[str]) -> dict:
+def run_runner(
+    runner_text: str, peer_python: str, args: list[str], log: Path | None = None
+) -> dict:
     """Run ``runner_text`` under ``peer_python -I`` with ``args``; its ``RESULT {json}`` line
-    plus ``cmd``, ``wall_s`` and ``load_before``."""
+    plus ``cmd``, ``wall_s`` and ``load_before``. ``log`` receives the runner's output as it
+    runs (else it is captured)."""
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "peer_runner.py"
         runner.write_text(runner_text)
         cmd = [peer_python, "-I", str(runner), *args]
         load_before = machine_load()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+        if log is None:
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True)
+            output = proc.stdout + proc.stderr
+        else:
+            with log.open("w") as out:
+                proc = subprocess.run(cmd, cwd=tmp, stdout=out, stderr=subprocess.STDOUT)
+            output = log.read_text()
         wall = time.perf_counter() - t0
     if proc.returncode:
-        raise RuntimeError(f"peer failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        raise RuntimeError(f"peer failed:\n{output[-6000:]}")
+    line = next(x for x in output.splitlines() if x.startswith("RESULT "))
     result = json.loads(line[len("RESULT ") :])
     result.update(
         cmd=" ".join(["<peer python> -I peer_runner.py", *args]),
@@ -324,12 +349,23 @@ def run_runner(runner_text: str, peer_python: str, args: list[str]) -> dict:
 
 
 def run_peer(
-    alg: str, steps: int, seeds: int, peer_python: str, scripts: Path, options: dict | None = None
+    alg: str,
+    steps: int,
+    seeds: int,
+    peer_python: str,
+    scripts: Path,
+    options: dict | None = None,
+    *,
+    seed: int | None = None,
+    num_agents: int | None = None,
+    log: Path | None = None,
 ) -> dict:
     """JaxMARL's script for ``ALGS[alg]`` under the peer interpreter (``options``: see
-    ``PEER_PRELUDE``). Logged returns are divided by ``ALGS[alg]["log_scale"]`` (default
-    ``NUM_AGENTS``, MPELogWrapper's factor) into per-agent raw returns."""
-    scale = ALGS[alg].get("log_scale", NUM_AGENTS)
+    ``PEER_PRELUDE``; ``seed`` replaces the YAML's ``SEED``). Logged returns are divided by
+    ``num_agents``, else ``ALGS[alg]["log_scale"]`` (default ``NUM_AGENTS``, MPELogWrapper's
+    factor) into per-agent raw returns; ``log``: see ``run_runner``."""
+    scale = num_agents or ALGS[alg].get("log_scale", NUM_AGENTS)
+    options = {**(options or {}), **({} if seed is None else {"seed": seed})}
     args = [
         alg,
         str(scripts / ALGS[alg]["script"]),
@@ -338,7 +374,7 @@ def run_peer(
         str(seeds),
         *([json.dumps(options)] if options else []),
     ]
-    result = run_runner(PEER_RUNNER, peer_python, args)
+    result = run_runner(PEER_RUNNER, peer_python, args, log)
     total = result["env_steps_per_seed"] * result["seeds"]
     result.update(
         side="jaxmarl",
