@@ -202,8 +202,33 @@ def test_jit_equals_eager(env_id):
     with jax.disable_jit():
         eager_reset = env.reset(key)
         eager = env.step(jax.random.key(8), state, actions)
-    chex.assert_trees_all_close((obs, state), eager_reset, rtol=1e-5, atol=1e-5)
-    chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
+    assert_close_eager(env_id, (obs, state), eager_reset)
+    assert_close_eager(env_id, jitted, eager)
+
+
+# MJX's constraint solver (the multi-agent MuJoCo ids) iterates in float32 to a tolerance: its
+# accelerations and constraint forces differ between jit (fused ops) and op-by-op execution by
+# a few 1e-5 relative (ant_4x2: up to 1.3e-3 on forces of about 250), while positions,
+# velocities, observations, rewards and brax's metrics agree to 1e-5. Only these solver
+# outputs get a looser tolerance.
+MJX_SOLVER_LEAVES = {"qacc", "qacc_warmstart", "qfrc_constraint", "efc_force"}
+
+
+def assert_close_eager(env_id, jitted, eager):
+    if env_id not in NIGHTLY_IDS:
+        chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
+        return
+    paths, tree = jax.tree_util.tree_flatten_with_path(jitted)
+    assert tree == jax.tree.structure(eager)
+    for (path, x), y in zip(paths, jax.tree.leaves(eager)):
+        name = jax.tree_util.keystr(path)
+        solver = name.rsplit(".", 1)[-1] in MJX_SOLVER_LEAVES
+        x, y = np.asarray(x), np.asarray(y)
+        if not np.issubdtype(x.dtype, np.floating):
+            np.testing.assert_array_equal(x, y, err_msg=name)
+            continue
+        tol = dict(rtol=1e-4, atol=1e-3) if solver else dict(rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(x, y, err_msg=name, **tol)
 
 
 def test_vmap_equals_loop(env_id):
