@@ -202,8 +202,36 @@ def test_jit_equals_eager(env_id):
     with jax.disable_jit():
         eager_reset = env.reset(key)
         eager = env.step(jax.random.key(8), state, actions)
-    chex.assert_trees_all_close((obs, state), eager_reset, rtol=1e-5, atol=1e-5)
-    chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
+    assert_close_eager(env_id, (obs, state), eager_reset)
+    assert_close_eager(env_id, jitted, eager)
+
+
+# MJX's accelerations and forces (the multi-agent MuJoCo ids) come out of float32 linear solves
+# (the mass matrix's factorisation for `qacc_smooth`; the constraint solver, which iterates to a
+# tolerance, for `qacc`, `qfrc_constraint`, `efc_force`): fused (jit) and op-by-op (eager)
+# arithmetic end up to about 1e-4 relative apart on them (ant_4x2: 1.3e-3 on a constraint force
+# of about 250; humanoid_9|8: 1.5e-3 on an acceleration of about 46), and the actuator
+# quantities scale joint values by the gear (walker2d_2x3: gear 100 turns a 1e-5 joint velocity
+# difference into 9e-4), while positions, velocities, observations, rewards and brax's metrics
+# agree to 1e-5. Only leaves named with these prefixes get the looser tolerance.
+MJX_DERIVED_PREFIXES = ("qacc", "qfrc", "efc_", "cacc", "cfrc", "actuator_")
+
+
+def assert_close_eager(env_id, jitted, eager):
+    if env_id not in NIGHTLY_IDS:
+        chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
+        return
+    paths, tree = jax.tree_util.tree_flatten_with_path(jitted)
+    assert tree == jax.tree.structure(eager)
+    for (path, x), y in zip(paths, jax.tree.leaves(eager)):
+        name = jax.tree_util.keystr(path)
+        solver = name.rsplit(".", 1)[-1].startswith(MJX_DERIVED_PREFIXES)
+        x, y = np.asarray(x), np.asarray(y)
+        if not np.issubdtype(x.dtype, np.floating):
+            np.testing.assert_array_equal(x, y, err_msg=name)
+            continue
+        tol = dict(rtol=1e-4, atol=1e-3) if solver else dict(rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(x, y, err_msg=name, **tol)
 
 
 def test_vmap_equals_loop(env_id):

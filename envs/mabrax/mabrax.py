@@ -42,6 +42,11 @@ BACKENDS = ("mjx", "generalized", "positional", "spring")
 HOMOGENISATION = (None, "max", "concat")
 
 
+def _is_int(value: Any) -> bool:
+    """An integer (Python or NumPy), not a bool, float or None."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 @struct.dataclass
 class MABraxState:
     """State of a multi-agent brax episode.
@@ -106,7 +111,7 @@ class MABraxEnv(MultiAgentEnv):
                 raise ValueError(f"unknown robot in {env_name!r}; known: {', '.join(fz.ROBOTS)}")
         else:
             robot, conf = fz.parse(env_name)
-        if int(agent_obsk) != agent_obsk or agent_obsk < 0:
+        if not _is_int(agent_obsk) or agent_obsk < 0:
             raise ValueError(
                 f"agent_obsk (observation distance) must be an integer >= 0, got {agent_obsk!r}"
             )
@@ -117,9 +122,9 @@ class MABraxEnv(MultiAgentEnv):
             )
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        if int(episode_length) != episode_length or episode_length < 1:
+        if not _is_int(episode_length) or episode_length < 1:
             raise ValueError(f"episode_length must be a positive integer, got {episode_length!r}")
-        if int(action_repeat) != action_repeat or action_repeat < 1:
+        if not _is_int(action_repeat) or action_repeat < 1:
             raise ValueError(f"action_repeat must be a positive integer, got {action_repeat!r}")
         if not auto_reset:
             raise ValueError(
