@@ -28,8 +28,9 @@ def test_coefficient_anneals_linearly_to_zero():
 def shaped_rollout():
     env = TrainingEnv.make("overcooked", {"random_reset": True}, agent_id=False, world_state=False)
 
-    def policy(carry, inputs, key):
-        return carry, jax.random.randint(key, inputs.avail_actions.shape[:2], 0, 6), {}
+    def policy(carry, inputs, keys):  # one key per env
+        agents = inputs.avail_actions.shape[1]
+        return carry, jax.vmap(lambda k: jax.random.randint(k, (agents,), 0, 6))(keys), {}
 
     @jax.jit
     def run(coef):

@@ -56,7 +56,8 @@ def test_ippo_beats_random_on_cramped_room():
     def run(key):
         state, _ = make_train_from(learner)(key)
 
-        def trained(carry, inputs, key):
+        def trained(carry, inputs, keys):  # one key per env; one draw for the batch suffices
+            key = keys[0]
             envs, agents = inputs.avail_actions.shape[:2]
             flat = lambda x: x.reshape((1, envs * agents, *x.shape[2:]))  # noqa: E731
             first = jnp.repeat(inputs.first, agents)[None]
@@ -66,8 +67,9 @@ def test_ippo_beats_random_on_cramped_room():
             action = dist.sample(seed=key).reshape((envs, agents))
             return (actor_carry, carry[1]), action, {}
 
-        def uniform(carry, inputs, key):
-            return carry, jax.random.randint(key, inputs.avail_actions.shape[:2], 0, 6), {}
+        def uniform(carry, inputs, keys):  # one key per env
+            agents = inputs.avail_actions.shape[1]
+            return carry, jax.vmap(lambda k: jax.random.randint(k, (agents,), 0, 6))(keys), {}
 
         eval_key = jax.random.key(7)
         return score(learner, trained, eval_key), score(learner, uniform, eval_key)

@@ -83,7 +83,9 @@ MESH_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
+# Nightly: five runs on 4 host devices; CI keeps the two-process run and the emulated splits
+# (tests/training/test_data_parallel.py) within its budget.
+@pytest.mark.nightly
 def test_meshes_of_seeds_and_data_give_one_device_results_and_resume_across_meshes():
     done = subprocess.run(
         [sys.executable, "-c", MESH_SCRIPT], capture_output=True, text=True, timeout=1200
