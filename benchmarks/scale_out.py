@@ -32,7 +32,7 @@ WORKLOADS = {
         num_envs=256,
         num_steps=64,
         num_minibatches=4,
-        env_kwargs={"map_name": "3m"},
+        env_kwargs={"scenario": "3m"},
     ),
 }
 
