@@ -242,20 +242,12 @@ class InTheGrid2p(InnerOuterEnv):
             step=state.step + 1,
         )
 
-        inner_done = next_state.step % self.num_inner_steps == 0
         restart = self._fresh_state(key, next_state.step)
-        next_state = jax.tree.map(
-            lambda fresh, kept: jnp.where(inner_done, fresh, kept), restart, next_state
-        )
-        outer_done = next_state.step >= self.max_steps
-        next_state = next_state.replace(done=outer_done)
-        rewards = jnp.where(inner_done, 0.0, rewards).astype(jnp.float32)
-        dones = {agent: outer_done for agent in self.agents}
-        dones["__all__"] = outer_done
+        next_state, rewards, dones, inner_done = self.finish_step(next_state, restart, rewards)
         return (
             self.get_obs(next_state),
             next_state,
-            {agent: rewards[i] for i, agent in enumerate(self.agents)},
+            rewards,
             dones,
             {"inner_episode_done": inner_done},
         )
