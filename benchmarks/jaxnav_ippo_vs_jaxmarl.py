@@ -63,6 +63,7 @@ from ppo_vs_jaxmarl import (
     REPO,
     machine_load,
     other_benchmarks,
+    read_summary,
     run_runner,
     run_train_command,
     wait_for_quiet,
@@ -254,11 +255,7 @@ def run_ours(args, steps: int) -> dict:
 
 def collect_ours(run_dir: Path, cmd: list[str], wall: float, load_before: str, seeds: int):
     """Our side's record from a finished run directory."""
-    summary = {}
-    for line in (run_dir / "summary.md").read_text().splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 2:
-            summary[cells[0]] = cells[1]
+    summary = read_summary(run_dir)
     rate = next(v for k, v in summary.items() if k.startswith("training env steps/s"))
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     keys = ("update", "env_steps", "episodes", "success_rate", "episode_return", "episode_length")

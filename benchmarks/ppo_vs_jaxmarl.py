@@ -239,12 +239,17 @@ def run_train_command(cmd: list[str], run_dir: Path) -> tuple[float, dict[str, s
     wall = time.perf_counter() - t0
     if proc.returncode:
         raise RuntimeError(f"ours failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return wall, read_summary(run_dir)
+
+
+def read_summary(run_dir: Path) -> dict[str, str]:
+    """A finished run's ``summary.md`` table as ``{row: value}``."""
     summary = {}
     for line in (run_dir / "summary.md").read_text().splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 2:
             summary[cells[0]] = cells[1]
-    return wall, summary
+    return summary
 
 
 def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) -> dict:
@@ -278,11 +283,7 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
 
 def read_ours(alg: str, run_dir: Path, steps: int, seeds: int) -> dict:
     """One finished ``jaxmarl.train`` run's numbers (``summary.md``, ``metrics``, ``eval``)."""
-    summary = {}
-    for line in (run_dir / "summary.md").read_text().splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 2:
-            summary[cells[0]] = cells[1]
+    summary = read_summary(run_dir)
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines() if x]
     last = max(r["update"] for r in rows)
     final = [r["episode_return"] for r in rows if r["update"] == last]
