@@ -417,16 +417,19 @@ def execute(command: Command) -> int:
 
 def _local_devices(config, launch) -> int:
     """Devices each process of a CPU launch contributes: its share of the run's mesh."""
+    from jaxmarl.training.host.distributed import cluster_process_count
+
     needed = config.run.devices * config.run.data_devices
-    if launch.num_processes is None:  # auto-detected: known only once joined
+    processes = cluster_process_count() if launch.auto else launch.num_processes
+    if processes is None:  # auto-detected by a cluster JAX knows and we do not: one each
         return 1
-    if needed % launch.num_processes:
+    if needed % processes:
+        flag = "the cluster's process count" if launch.auto else "--num-processes"
         raise ValueError(
             f"run.devices x run.data_devices = {needed} devices do not split over "
-            f"--num-processes={launch.num_processes}; use a device count that is a multiple "
-            f"of the process count"
+            f"{flag}={processes}; use a device count that is a multiple of the process count"
         )
-    return needed // launch.num_processes
+    return needed // processes
 
 
 def _execute_follower(command: Command, learner) -> int:

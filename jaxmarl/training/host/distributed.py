@@ -18,6 +18,10 @@ How a process learns its place (``Launch``): from ``--coordinator HOST:PORT --nu
 --process-id I`` on the command line, or from ``JAXMARL_COORDINATOR`` / ``JAXMARL_NUM_PROCESSES``
 / ``JAXMARL_PROCESS_ID``, or, with ``--distributed`` alone, from the cluster's own variables
 (SLURM's ``srun``, Open MPI's ``mpirun``: JAX's auto-detection).
+
+A launch that cannot form a run ends every waiting process with one line and exit status 2:
+processes that joined with different counts find out from each other before anything compiles,
+and a join watchdog ends a run whose processes never all arrive (``JAXMARL_JOIN_TIMEOUT_S``).
 """
 
 from __future__ import annotations
@@ -25,14 +29,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import threading
 
 import jax
 
 ENV_COORDINATOR = "JAXMARL_COORDINATOR"
 ENV_NUM_PROCESSES = "JAXMARL_NUM_PROCESSES"
 ENV_PROCESS_ID = "JAXMARL_PROCESS_ID"
-# How long a process waits for the others to join before it gives up with an error.
+ENV_JOIN_TIMEOUT = "JAXMARL_JOIN_TIMEOUT_S"
+# How long a process waits for the others to join before it gives up with an error
+# (``JAXMARL_JOIN_TIMEOUT_S`` overrides it, e.g. for a large cluster that starts slowly).
 JOIN_TIMEOUT_S = 120
+# Process counts the clusters JAX auto-detects publish before anyone joins.
+CLUSTER_PROCESS_COUNTS = ("SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE")
 
 _initialized = False
 
@@ -107,6 +116,26 @@ class Launch:
         return cls(str(coordinator), count, index)
 
 
+def cluster_process_count(environ: dict | None = None) -> int | None:
+    """The process count a SLURM / Open MPI launch publishes, ``None`` outside one."""
+    environ = os.environ if environ is None else environ
+    for name in CLUSTER_PROCESS_COUNTS:
+        if name in environ:
+            return _integer(environ[name], name)
+    return None
+
+
+def join_timeout_s(environ: dict | None = None) -> int:
+    """Seconds a process waits for the run to form (``JAXMARL_JOIN_TIMEOUT_S`` or 120)."""
+    environ = os.environ if environ is None else environ
+    if ENV_JOIN_TIMEOUT not in environ:
+        return JOIN_TIMEOUT_S
+    seconds = _integer(environ[ENV_JOIN_TIMEOUT], ENV_JOIN_TIMEOUT)
+    if seconds < 1:
+        raise ValueError(f"{ENV_JOIN_TIMEOUT} must be >= 1 second, got {seconds}")
+    return seconds
+
+
 def _integer(value, name: str) -> int:
     try:
         return int(value)
@@ -124,10 +153,15 @@ def initialize(launch: Launch, local_devices: int = 1) -> None:
 
     Raises:
         ValueError: the processes disagree on their number, or JAX's backend already runs.
+
+    A run that does not form within ``join_timeout_s()`` (a process never started, or process 0
+    expects more processes than were started) ends this process with one line on stderr and
+    exit status 2: JAX's runtime would otherwise abort it with a C++ stack trace.
     """
     global _initialized
     if _initialized:
         return
+    timeout = join_timeout_s()
     if jax.config.jax_platforms in (None, "", "cpu") and not _has_accelerator_plugin():
         # CPU collectives between processes go through gloo.
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
@@ -135,11 +169,9 @@ def initialize(launch: Launch, local_devices: int = 1) -> None:
             jax.config.update("jax_num_cpu_devices", local_devices)
     kwargs = {}
     if not launch.auto:
-        # If a peer never joins (it failed, or was given other values), JAX's runtime aborts
-        # this process after the timeout with DEADLINE_EXCEEDED: say what it was waiting for.
         print(
             f"joining a run of {launch.num_processes} processes at {launch.coordinator} as "
-            f"process {launch.process_id} (waiting up to {JOIN_TIMEOUT_S} s for the others)",
+            f"process {launch.process_id} (waiting up to {timeout} s for the others)",
             file=sys.stderr,
             flush=True,
         )
@@ -148,20 +180,81 @@ def initialize(launch: Launch, local_devices: int = 1) -> None:
             num_processes=launch.num_processes,
             process_id=launch.process_id,
         )
+    # JAX's own join deadline aborts the process from C++; this watchdog ends it first, cleanly
+    # (the join blocks in C++ with the GIL released, so the timer thread runs).
+    watchdog = threading.Timer(timeout, _give_up, args=(launch, timeout))
+    watchdog.daemon = True
+    watchdog.start()
     try:
-        jax.distributed.initialize(initialization_timeout=JOIN_TIMEOUT_S, **kwargs)
+        jax.distributed.initialize(initialization_timeout=timeout + 60, **kwargs)
     except RuntimeError as error:
         raise ValueError(
             f"joining the multi-process run failed ({' '.join(str(error).split())[:300]}); "
             f"check that every process got the same --coordinator and --num-processes, that "
             f"process 0 is running, and that it was started before JAX ran anything"
         ) from None
+    finally:
+        watchdog.cancel()
     _initialized = True
-    if launch.num_processes is not None and jax.process_count() != launch.num_processes:
-        raise ValueError(
-            f"this process was launched as one of {launch.num_processes} but the run has "
-            f"{jax.process_count()}; give every process the same --num-processes"
+    _check_same_count(launch, timeout)
+
+
+def _give_up(launch: Launch, timeout: int) -> None:
+    """The watchdog's end of a run that did not form: one line, exit status 2."""
+    if launch.auto:
+        waited = "the processes the cluster launched"
+    elif launch.process_id == 0:
+        waited = f"all {launch.num_processes} processes (--num-processes) to join at " + str(
+            launch.coordinator
         )
+    else:
+        waited = f"process 0's coordinator at {launch.coordinator} to gather the run"
+    print(
+        f"error: the multi-process run did not form within {timeout} s: this process waited "
+        f"for {waited}. Start every process with the same --coordinator and --num-processes "
+        f"(process 0 waits for exactly that many), within {timeout} s of each other "
+        f"({ENV_JOIN_TIMEOUT} gives them longer)",
+        file=sys.stderr,
+        flush=True,
+    )
+    os._exit(2)
+
+
+def _check_same_count(launch: Launch, timeout: int) -> None:
+    """Every process was launched with the run's process count. Process 0's count decides who
+    joins; a process given another count would compute another device split and the run would
+    hang at its first collective, so every process compares before anything compiles."""
+    expected = cluster_process_count() if launch.auto else launch.num_processes
+    if expected is None:
+        return
+    claimed = _exchange_process_counts(expected, timeout)
+    actual = jax.process_count() if claimed is None else len(claimed)
+    claimed = claimed or {jax.process_index(): expected}
+    if any(count != actual for count in claimed.values()):
+        given = ", ".join(f"process {i}: {c}" for i, c in sorted(claimed.items()))
+        raise ValueError(
+            f"the processes disagree on their number: {actual} joined (process 0's "
+            f"--num-processes), but they were launched with different --num-processes "
+            f"({given}); give every process the same --num-processes"
+        )
+
+
+def _exchange_process_counts(count: int, timeout: int) -> dict[int, int] | None:
+    """Every joined process's launch count, by process id, through the coordinator's key-value
+    store (no device program: the processes may disagree on their device split). ``None``
+    where this JAX keeps that store elsewhere."""
+    from jax._src import distributed as jax_distributed
+
+    state = jax_distributed.global_state
+    client = getattr(state, "client", None)
+    if client is None or not hasattr(client, "wait_at_barrier"):
+        return None
+    client.key_value_set(f"jaxmarl/num_processes/{state.process_id}", str(count))
+    client.wait_at_barrier("jaxmarl/launch_checked", timeout * 1000)
+    return {
+        int(key.rsplit("/", 1)[-1]): int(value)
+        for key, value in client.key_value_dir_get("jaxmarl/num_processes/")
+    }
 
 
 def _has_accelerator_plugin() -> bool:

@@ -123,19 +123,31 @@ def _train(tmp_path: Path, *args: str, processes: int = 1) -> list[subprocess.Co
     if processes == 1:
         return [subprocess.run(command, capture_output=True, text=True, timeout=900)]
     port = _free_port()
-    started = [
-        subprocess.Popen(
+    return _processes(
+        [
             [
                 *command,
                 f"--coordinator=localhost:{port}",
                 f"--num-processes={processes}",
                 f"--process-id={index}",
-            ],
+            ]
+            for index in range(processes)
+        ]
+    )
+
+
+def _processes(commands: list[list[str]], envs: list[dict] | None = None) -> list:
+    """Runs the commands side by side; their completed processes, in order."""
+    envs = envs or [{}] * len(commands)
+    started = [
+        subprocess.Popen(
+            command,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            env={**os.environ, **env},
         )
-        for index in range(processes)
+        for command, env in zip(commands, envs)
     ]
     results = []
     for process in started:
@@ -177,6 +189,109 @@ def test_two_processes_give_one_device_results_and_resume_on_one(tmp_path):
     (done,) = _train(tmp_path, f"--resume={two}", "--no-progress")
     assert done.returncode == 0, done.stderr[-3000:]
     _assert_same_rows(one / "metrics.jsonl", two / "metrics.jsonl")
+
+    # The same run launched as a SLURM job step would be (srun's variables, --distributed):
+    # JAX's detection finds the coordinator, the count and the ids; the results are the same.
+    # JAX derives the coordinator's port from the job id (61440 + id % 4096): give it a free one.
+    job_id = _free_port_in(61440, 65535) - 61440
+    command = [sys.executable, "-m", "jaxmarl.train", *new, "run.data_devices=2", "run.name=slurm"]
+    slurm = [
+        {
+            "SLURM_JOB_ID": str(job_id),
+            "SLURM_STEP_NODELIST": "localhost",
+            "SLURM_NTASKS": "2",
+            "SLURM_PROCID": str(index),
+            "SLURM_LOCALID": str(index),
+        }
+        for index in range(2)
+    ]
+    for done in _processes([[*command, "--distributed"]] * 2, slurm):
+        assert done.returncode == 0, done.stderr[-3000:]
+    _assert_same_rows(one / "metrics.jsonl", tmp_path / "slurm" / "metrics.jsonl")
+
+
+def _free_port_in(low: int, high: int) -> int:
+    import random
+
+    for port in random.Random(os.getpid()).sample(range(low, high + 1), 200):
+        with socket.socket() as s:
+            try:
+                s.bind(("localhost", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in [{low}, {high}]")
+
+
+LAUNCH = ["--coordinator=localhost:{port}", "--num-processes={count}", "--process-id={index}"]
+
+
+def _launched(tmp_path: Path, counts: list[int], env: dict | None = None, data: int = 4) -> list:
+    """Processes 0..len(counts)-1 of one run, process i told that the run has counts[i]."""
+    port = _free_port()
+    command = [sys.executable, "-m", "jaxmarl.train", *TRAIN, f"run.out_dir={tmp_path}"]
+    return _processes(
+        [
+            [
+                *command,
+                f"run.data_devices={data}",
+                *(a.format(port=port, count=count, index=i) for a in LAUNCH),
+            ]
+            for i, count in enumerate(counts)
+        ],
+        [env or {}] * len(counts),
+    )
+
+
+def _one_error_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "Check failure" not in done.stderr, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, done.stderr
+    return errors[0]
+
+
+def test_processes_launched_with_different_counts_all_stop_with_one_line(tmp_path):
+    # Process 0 expects 2 and process 1 was told 4: both join (process 0's count decides), then
+    # compare before anything compiles, and both stop; nothing is written.
+    for done in _launched(tmp_path, [2, 4]):
+        line = _one_error_line(done)
+        assert "disagree on their number" in line and "process 1: 4" in line, line
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_run_that_does_not_form_stops_after_the_join_timeout_with_one_line(tmp_path):
+    # Process 0 waits for 4 processes, and only 2 were started: JAX's runtime would abort both
+    # from C++ at its deadline; the join watchdog ends them first with exit status 2.
+    env = {"JAXMARL_JOIN_TIMEOUT_S": "3"}
+    first, second = _launched(tmp_path, [4, 4], env)
+    assert "all 4 processes (--num-processes) to join" in _one_error_line(first)
+    assert "process 0's coordinator" in _one_error_line(second)
+    assert "JAXMARL_JOIN_TIMEOUT_S gives them longer" in _one_error_line(second)
+    assert not any(tmp_path.iterdir())
+
+
+def test_launch_values_from_the_environment():
+    from jaxmarl.training.host.distributed import (
+        Launch,
+        cluster_process_count,
+        join_timeout_s,
+    )
+
+    assert Launch.from_environment({}) is None
+    assert Launch.from_environment(
+        {"JAXMARL_COORDINATOR": "h:1", "JAXMARL_NUM_PROCESSES": "4", "JAXMARL_PROCESS_ID": "3"}
+    ) == Launch("h:1", 4, 3)
+    with pytest.raises(ValueError, match="missing process-id"):
+        Launch.from_environment({"JAXMARL_COORDINATOR": "h:1", "JAXMARL_NUM_PROCESSES": "4"})
+    assert cluster_process_count({}) is None
+    assert cluster_process_count({"SLURM_NTASKS": "8"}) == 8
+    assert cluster_process_count({"OMPI_COMM_WORLD_SIZE": "2"}) == 2
+    assert join_timeout_s({}) == 120 and join_timeout_s({"JAXMARL_JOIN_TIMEOUT_S": "600"}) == 600
+    with pytest.raises(ValueError, match="JAXMARL_JOIN_TIMEOUT_S must be >= 1"):
+        join_timeout_s({"JAXMARL_JOIN_TIMEOUT_S": "0"})
+    with pytest.raises(ValueError, match="JAXMARL_JOIN_TIMEOUT_S must be an integer"):
+        join_timeout_s({"JAXMARL_JOIN_TIMEOUT_S": "soon"})
 
 
 @pytest.mark.parametrize(
