@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# GPU queue item 3: env steps/s at 4k, 16k and 65k envs for the families the H100 table in
+# benchmarks/results/env_throughput.md does not have yet, ours next to JaxMARL 0.2.0 (one side at
+# a time, alternating per cell: env_throughput.py). Needs benchmarks/device/setup.sh to have run.
+# Writes $OUT/throughput-<name>.md (+ .json) per family; stops starting new families once
+# BUDGET seconds have passed, so a call returns with what finished.
+#
+#   bash benchmarks/device/env_throughput.sh [BUDGET FAMILY ...]
+#
+# FAMILY names (default all, in this order): overcooked overcooked_v2 hanabi coin_game
+# switch_riddle storm_2p storm jaxnav. JaxMARL's `storm` draws its start cells from a 700 KB
+# table per env (its section in the results file), so `storm` runs ours only. MABrax is not
+# here: its brax / mujoco-mjx wheels are not among those setup.sh carries.
+set -uo pipefail
+budget=${1:-420}
+shift || true
+families=("$@")
+[ ${#families[@]} -eq 0 ] && families=(overcooked overcooked_v2 hanabi coin_game switch_riddle storm_2p storm jaxnav)
+source "$(dirname "$0")/common.sh"
+start=$SECONDS
+for family in "${families[@]}"; do
+    if [ $((SECONDS - start)) -ge "$budget" ]; then
+        echo "budget of $budget s spent: not started: $family" && continue
+    fi
+    peer=(--peer /tmp/venv_peer/bin/python)
+    envs=("$family") kwargs=()
+    case $family in
+        overcooked) envs=(overcooked/cramped_room overcooked/counter_circuit) ;;
+        overcooked_v2) kwargs=(--env-kwargs '{"layout": "cramped_room_v2"}') ;;
+        storm) peer=() ;;
+    esac
+    timeout $((budget + 120 - (SECONDS - start))) /tmp/venv_ours/bin/python \
+        "$repo/benchmarks/env_throughput.py" --envs "${envs[@]}" "${kwargs[@]}" \
+        --batches 4096 16384 65536 --steps 50 --repeats 2 --timeout 150 \
+        --ours /tmp/venv_ours/bin/python "${peer[@]}" --out "$out/throughput-$family.md" \
+        2>&1 | grep -v "^running" | tail -n 12
+done
