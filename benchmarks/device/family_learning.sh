@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# GPU queue item 4 for the new families: one learning comparison at the published horizon,
+# ours then JaxMARL's own script (one side at a time), through the family's driver. Needs
+# benchmarks/device/setup.sh to have run and JaxMARL's scripts in /tmp/peer_scripts/IPPO/
+# (carry .peer_scripts: on the workstation, merge the /tmp/peer_scripts_*/IPPO folders the
+# drivers' docstrings name into .peer_scripts/IPPO/). Each side is stopped at SECONDS; the run
+# folders go to $OUT/<what>/, and the driver's --report-only turns them into its results file on
+# the workstation.
+#
+#   bash benchmarks/device/family_learning.sh WHAT [STEPS SECONDS]
+#
+# WHAT: overcooked-<layout> (v1, ippo_ff_overcooked, published 5e6 steps), overcooked_v2
+# (cramped_room_v2, ippo_rnn_overcooked_v2), hanabi (ippo_ff_hanabi; its published 1e10 steps
+# do not fit a call: give STEPS), jaxnav (JaxMARL's generic ippo_rnn.py on its JaxNav; give
+# STEPS, e.g. 10000000). Unmeasured on a GPU: size SECONDS to the call.
+set -uo pipefail
+what=${1:?overcooked-<layout> | overcooked_v2 | hanabi | jaxnav}
+steps=${2:-} seconds=${3:-270}
+source "$(dirname "$0")/common.sh"
+py=/tmp/venv_ours/bin/python
+peer=(--peer-python /tmp/venv_peer/bin/python --peer-scripts /tmp/peer_scripts)
+dir="$out/$what"
+case $what in
+    overcooked-*) steps=${steps:-5000000} ;;
+    hanabi | jaxnav) [ -n "$steps" ] || { echo "$what needs STEPS" && exit 2; } ;;
+esac
+step_args=()
+[ -n "$steps" ] && step_args=(--steps "$steps")
+for side in ours jaxmarl; do
+    case $what in
+        overcooked-*)
+            driver=overcooked_ippo_vs_jaxmarl.py
+            args=(--layouts "${what#overcooked-}" "${step_args[@]}" --sides "$side") ;;
+        overcooked_v2)
+            driver=overcooked_ippo_vs_jaxmarl.py
+            args=(--workload v2 --layouts cramped_room_v2 "${step_args[@]}" --sides "$side") ;;
+        hanabi)
+            driver=hanabi_ippo_vs_jaxmarl.py
+            args=("${step_args[@]}" --sides "$side") ;;
+        jaxnav)
+            driver=jaxnav_ippo_vs_jaxmarl.py
+            args=("${step_args[@]}" --sides "$side") ;;
+        *) echo "unknown: $what" && exit 2 ;;
+    esac
+    timeout "$seconds" "$py" "$repo/benchmarks/$driver" "${args[@]}" "${peer[@]}" \
+        --out-dir "$dir" 2>&1 | tail -n 6
+done
