@@ -22,6 +22,13 @@ lacks ``distrax``: ``--extra-path DIR`` puts a folder holding it first on the pe
 ``sys.path`` (``pip install --target DIR --no-deps distrax tfp-nightly decorator gast
 dm-tree``).
 
+JaxMARL's networks draw flax's orthogonal init, which on CPU jaxlib 0.10.2 runs batched LAPACK
+QR kernels on the program's own thread pool; vmapped over seeds, two of them can block both
+threads of a 2-core machine's pool for good (the hang ``jaxmarl/networks/init.py`` describes;
+all threads wait on a futex and the run never ends). So the peer process alone gets a pool of
+``--peer-pool-threads`` threads (``PJRT_NPROC``; more than its concurrent QR calls), which
+leaves its program unchanged; ours keeps the default pool.
+
 Returns
 -------
 Every soup served gives both agents 20, so a per-agent return is the team's (one soup = 20).
@@ -46,6 +53,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -134,7 +142,14 @@ def run_layout(args, workload: str, layout: str, results: dict, store: Path) -> 
             }
             if args.extra_path:
                 options["extra_path"] = args.extra_path
-            r = run_peer(key, args.steps, args.seeds, args.peer_python, args.peer_scripts, options)
+            os.environ["PJRT_NPROC"] = str(args.peer_pool_threads)  # the peer process only
+            try:
+                r = run_peer(
+                    key, args.steps, args.seeds, args.peer_python, args.peer_scripts, options
+                )
+            finally:
+                del os.environ["PJRT_NPROC"]
+            r["pool_threads"] = args.peer_pool_threads
         else:
             extra = [f"run.gif={'true' if args.gif else 'false'}"]
             r = run_ours(key, args.steps, args.seeds, args.out_dir, extra)
@@ -157,6 +172,11 @@ def _iqm(values: list[float]) -> str:
     return f"{float(iqm(values)):.1f}"
 
 
+def _load(text: str | None) -> str:
+    """The 1-minute figure of ``machine_load()``'s string (``"['11.48', '11.26', '7.73']"``)."""
+    return text.split("'")[1] if text and "'" in text else "—"
+
+
 def last_tenth(r: dict) -> list[float]:
     """Per seed, the mean training return over the last 10% of env steps (less noisy than one
     update's value)."""
@@ -172,9 +192,9 @@ def table(results: dict) -> str:
         out.append(
             "| layout | side | env steps / seed | seeds | final return per seed | mean ± std "
             "| IQM | last 10% of steps, mean ± std | greedy eval (ours) "
-            "| train env steps/s (all seeds) | compile s | wall s |"
+            "| train env steps/s (all seeds) | compile s | wall s | 1-min load before, after |"
         )
-        out.append("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+        out.append("|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for layout, sides in layouts.items():
             for side in ("ours", "jaxmarl"):
                 r = sides.get(side)
@@ -191,7 +211,8 @@ def table(results: dict) -> str:
                     f"| {layout} | {label} | {r['env_steps_per_seed']:,} | {r['seeds']} "
                     f"| {per_seed} | {m:.1f} ± {s:.1f} | {_iqm(r['final_raw'])} | {tail} "
                     f"| {greedy} "
-                    f"| {r['steps_per_s']:,.0f} | {r['compile_s']:.1f} | {r['wall_s']:.0f} |"
+                    f"| {r['steps_per_s']:,.0f} | {r['compile_s']:.1f} | {r['wall_s']:.0f} "
+                    f"| {_load(r.get('load_before'))}, {_load(r.get('load_after'))} |"
                 )
         out.append("")
     return "\n".join(out) + "\n"
@@ -290,6 +311,12 @@ def main(argv=None) -> int:
     parser.add_argument("--peer-python", default="/tmp/peer/bin/python")
     parser.add_argument("--peer-scripts", type=Path, default=Path("/tmp/peer_scripts"))
     parser.add_argument("--extra-path", default="", help="folder holding distrax for the peer")
+    parser.add_argument(
+        "--peer-pool-threads",
+        type=int,
+        default=8,
+        help="XLA CPU thread pool of the peer process (PJRT_NPROC; see the module docstring)",
+    )
     parser.add_argument(
         "--out-dir", type=Path, default=REPO / "runs" / "overcooked_ippo_vs_jaxmarl"
     )

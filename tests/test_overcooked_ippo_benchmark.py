@@ -32,3 +32,8 @@ def test_peer_override_replaces_only_the_layout(bench, tmp_path):
     )
     got = bench.peer_layout_overrides(config, "cramped_room_v2")
     assert got == {"ENV_KWARGS": {"layout": "cramped_room_v2", "agent_view_size": 2}}
+
+
+def test_load_column_reads_the_one_minute_figure(bench):
+    assert bench._load("['11.48', '11.26', '7.73']") == "11.48"
+    assert bench._load(None) == "—"  # rows recorded without a load
