@@ -13,9 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl import random_unrolled as rng
 from jaxmarl.env import MultiAgentEnv
-
-from . import rng
 
 # (dx, dy) of one step forward for directions 0..3.
 STEP = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int32)

@@ -10,10 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxmarl import random_unrolled as rng
 from jaxmarl import spaces
 from jaxmarl.typing import Actions, Observations
 
-from . import rng
 from .common import (
     DEFAULT_PAYOFF,
     InnerOuterEnv,

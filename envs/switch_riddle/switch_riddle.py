@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxmarl import spaces
+from jaxmarl import random_unrolled, spaces
 from jaxmarl.env import MultiAgentEnv
 from jaxmarl.typing import Actions, Observations
 
@@ -98,7 +98,10 @@ class SwitchRiddle(MultiAgentEnv):
         self.reward_all_live = float(reward_all_live)
 
     def _draw_room(self, key: jax.Array) -> jax.Array:
-        return jax.random.randint(key, (), 0, self.num_agents, dtype=jnp.int32)
+        """``jax.random.randint(key, (), 0, num_agents)``, bit for bit, with the Threefry hash
+        written out (``jaxmarl.random_unrolled``): on a CPU JAX's rolled hash loop is most of
+        a step's time, and the written-out one fuses with the rest of the step."""
+        return random_unrolled.randint(key, 1, 0, self.num_agents, jnp.int32)[0]
 
     @partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array) -> tuple[Observations, State]:
@@ -118,8 +121,11 @@ class SwitchRiddle(MultiAgentEnv):
         Actions outside ``0 .. 2`` act as nothing.
         """
         stacked = jnp.stack([jnp.asarray(actions[a], dtype=jnp.int32) for a in self.agents])
-        action = stacked[state.agent_in_room]
-        has_been = state.has_been.at[state.agent_in_room].set(True)
+        # One-hot selects rather than a gather and a scatter: under ``vmap`` on a CPU those
+        # are serial loops over the batch.
+        in_room = jnp.arange(self.num_agents) == state.agent_in_room
+        action = jnp.sum(jnp.where(in_room, stacked, 0))
+        has_been = state.has_been | in_room
         bulb_state = jnp.where(action == SWITCH_LIGHT, ~state.bulb_state, state.bulb_state)
         told = action == TELL
         reward = jnp.where(
@@ -175,7 +181,7 @@ class SwitchRiddle(MultiAgentEnv):
             )
         self.check_actions(actions)
         actions = self.finite_actions(actions, check=check_finite_actions)
-        step_key, reset_key = jax.random.split(key)
+        step_key, reset_key = random_unrolled.split(key)
         after, reward, told = self._day(state, actions)
         done = after.done
         fresh = State(
