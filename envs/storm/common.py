@@ -156,15 +156,32 @@ def _turned_window_index(view_size: int) -> np.ndarray:
     return np.stack([turned // view_size, turned % view_size], axis=-1).astype(np.int32)
 
 
-def egocentric_view(padded: jax.Array, pos: jax.Array, view_size: int) -> jax.Array:
+def egocentric_view(grid: jax.Array, pos: jax.Array, view_size: int, wall: int) -> jax.Array:
     """``[V, V]`` cells ahead of an agent, turned so that the agent always looks the same way.
 
-    Equal to ``rot90(padded[x0:x0 + V, y0:y0 + V], k=direction)`` with ``(x0, y0) =
-    view_corner(...)`` (JaxMARL's slice and turn), read as one gather.
+    Equal to ``rot90(padded[x0:x0 + V, y0:y0 + V], k=direction)`` with ``padded`` the grid
+    padded by ``V - 1`` cells of ``wall`` on every side and ``(x0, y0) = view_corner(...)``
+    (JaxMARL's pad, slice and turn). Read as one gather from ``grid`` itself, cells off the
+    board reading ``wall``: under ``vmap`` the padded copy was a pass of its own.
     """
     x0, y0 = view_corner(pos, view_size)
     cells = jnp.asarray(_turned_window_index(view_size))[pos[2]]
-    return padded[x0 + cells[..., 0], y0 + cells[..., 1]]
+    x = x0 + cells[..., 0] - (view_size - 1)
+    y = y0 + cells[..., 1] - (view_size - 1)
+    rows, cols = grid.shape
+    off = (x < 0) | (x >= rows) | (y < 0) | (y >= cols)
+    flat = jnp.clip(x, 0, rows - 1) * cols + jnp.clip(y, 0, cols - 1)
+    return jnp.where(off, jnp.asarray(wall, grid.dtype), grid.reshape(-1)[flat])
+
+
+def two_one_hots(first: jax.Array, size: int, second: jax.Array, second_size: int) -> jax.Array:
+    """``[..., size + second_size]`` float32: ``one_hot(first, size)`` followed by
+    ``one_hot(second, second_size)`` (indices out of range give zeros), as one comparison
+    against the channel number rather than two one-hots and a concatenation."""
+    channel = jnp.arange(size + second_size)
+    # A second index below 0 lands below ``size``, where only ``first`` is compared.
+    target = jnp.where(channel < size, first[..., None], second[..., None] + size)
+    return (target == channel).astype(jnp.float32)
 
 
 def swap_codes(codes: jax.Array, a: int, b: int) -> jax.Array:
