@@ -12,10 +12,10 @@ unchanged under either library's interpreter (``-I``)::
 
 ``--base-step`` (ours only) times the env with ``MultiAgentEnv.step`` instead of its own
 ``step`` override, to measure what the override gains. ``--floor`` replaces ``env.step`` by a
-stand-in that does no env work (it reads every action and returns the current observations
-shifted by their sum, constant dones): what is left is the workload's own cost (action
-draws, key splits, the checksum over observations of this env's size), a bound no env
-implementation can beat in this workload.
+stand-in that does no env work (it reads every action and returns the first reset's
+observations shifted by their sum, the state unchanged, constant dones): what is left is the
+workload's own cost (action draws, key splits, writing and summing observations of this
+env's size), a bound no implementation of the env can beat in this workload.
 """
 
 from __future__ import annotations
@@ -38,9 +38,11 @@ def _floor_step(env):
     """``env.step``'s stand-in for ``--floor`` (see the module docstring)."""
     import jax.numpy as jnp
 
+    first_obs, _ = env.reset(jax.random.PRNGKey(0))  # concrete arrays: constants below
+
     def step(key, state, actions):
         total = sum(jnp.sum(jnp.asarray(a, jnp.float32)) for a in actions.values())
-        obs = jax.tree.map(lambda x: x + total.astype(x.dtype), env.get_obs(state))
+        obs = jax.tree.map(lambda x: x + total.astype(x.dtype), first_obs)
         rewards = {agent: total for agent in env.agents}
         dones = {agent: jnp.bool_(False) for agent in [*env.agents, "__all__"]}
         return obs, state, rewards, dones, {}

@@ -550,9 +550,12 @@ class InTheGrid(InnerOuterEnv):
     def _regrow(self, grid, cells, timer, coin, fresh):
         """Coins whose timer ran out grow back on free cells; their timers become ``fresh``.
 
-        A kind's coin cells are distinct, so the writes are independent."""
+        A kind's coin cells are distinct, so the writes are independent and whether a cell is
+        free can be tested cell by cell: one pass over the board (reading the coin cells
+        first had XLA redo the board's earlier writes once per coin)."""
         ripe = timer == 0
-        grid = write_cells(grid, cells, coin, where=ripe & (read_cells(grid, cells) == EMPTY))
+        ripe_cells = write_cells(jnp.zeros(grid.shape, jnp.bool_), cells, ripe)
+        grid = jnp.where(ripe_cells & (grid == EMPTY), coin, grid)
         return grid, jnp.where(ripe, fresh, timer)
 
     @partial(jax.jit, static_argnums=(0,))
