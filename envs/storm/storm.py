@@ -12,6 +12,7 @@ from flax import struct
 
 from jaxmarl import random_unrolled as rng
 from jaxmarl import spaces
+from jaxmarl.env import one_pass_step
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
@@ -351,16 +352,8 @@ class InTheGrid(InnerOuterEnv):
             {"inner_episode_done": inner_done},
         )
 
-    def step(
-        self,
-        key: jax.Array,
-        state: StormState,
-        actions: Actions,
-        reset_state: StormState | None = None,
-        *,
-        with_terminal_obs: bool = False,
-        check_finite_actions: bool = False,
-    ):
+    @one_pass_step
+    def step(self, key: jax.Array, state: StormState, actions: Actions):
         """``MultiAgentEnv.step`` drawing one set of start positions and coin timers per step.
 
         The base class's ``step`` draws three: for players who respawn, for the next inner
@@ -372,17 +365,6 @@ class InTheGrid(InnerOuterEnv):
         and draws once: same keys, same results as the base class (tested). With a
         ``reset_state`` or terminal observations it is the base class's ``step``.
         """
-        if reset_state is not None or with_terminal_obs:
-            return super().step(
-                key,
-                state,
-                actions,
-                reset_state,
-                with_terminal_obs=with_terminal_obs,
-                check_finite_actions=check_finite_actions,
-            )
-        self.check_actions(actions)
-        actions = self.finite_actions(actions, check=check_finite_actions)
         step_key, reset_key = rng.split(key)
         keys = step_keys(step_key)
         steps = state.step + 1

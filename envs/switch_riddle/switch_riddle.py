@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from jaxmarl import random_unrolled, spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, one_pass_step
 from jaxmarl.typing import Actions, Observations
 
 __all__ = ["GAME_ACTIONS", "State", "SwitchRiddle"]
@@ -151,16 +151,8 @@ class SwitchRiddle(MultiAgentEnv):
         next_state = after.replace(agent_in_room=self._draw_room(key))
         return self._outputs(next_state, reward, told, after.done)
 
-    def step(
-        self,
-        key: jax.Array,
-        state: State,
-        actions: Actions,
-        reset_state: State | None = None,
-        *,
-        with_terminal_obs: bool = False,
-        check_finite_actions: bool = False,
-    ):
+    @one_pass_step
+    def step(self, key: jax.Array, state: State, actions: Actions):
         """``MultiAgentEnv.step`` with one room draw per step instead of two.
 
         The base class draws the next room from the step key and a fresh episode's room from
@@ -170,17 +162,6 @@ class SwitchRiddle(MultiAgentEnv):
         ``reset_state`` or terminal observations (which need the discarded draw) it is the
         base class's ``step``.
         """
-        if reset_state is not None or with_terminal_obs:
-            return super().step(
-                key,
-                state,
-                actions,
-                reset_state,
-                with_terminal_obs=with_terminal_obs,
-                check_finite_actions=check_finite_actions,
-            )
-        self.check_actions(actions)
-        actions = self.finite_actions(actions, check=check_finite_actions)
         step_key, reset_key = random_unrolled.split(key)
         after, reward, told = self._day(state, actions)
         done = after.done
