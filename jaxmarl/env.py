@@ -31,8 +31,9 @@ non-finite actions live here only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
+import inspect
+from collections.abc import Callable, Mapping
+from functools import partial, wraps
 from typing import Any
 
 import jax
@@ -304,6 +305,31 @@ def _check_action(env_name: str, agent: str, space: spaces.Space, action: Any) -
             f"{env_name}.step: action for agent '{agent}' has dtype {dtype}, expected a "
             f"floating dtype for {space!r}; cast with .astype(jnp.float32)"
         )
+
+
+def one_pass_step(fast_step: Callable[..., StepResult]) -> Callable[..., StepResult]:
+    """Decorator: an env's ``step`` whose usual case, ``fast_step(self, key, state, actions)``,
+    is computed in one pass.
+
+    The base ``step`` runs ``step_env`` and ``reset`` and selects between them, so under
+    ``vmap`` both always run. An env that can do better (draw only the random numbers that
+    are kept, say) writes ``fast_step``: it gets checked, finite actions and must return
+    exactly what ``MultiAgentEnv.step`` returns for the same arguments (test that it does).
+    With a ``reset_state`` or ``with_terminal_obs=True`` the step is the base class's.
+    """
+
+    @wraps(fast_step)
+    def step(self, key, state, actions, reset_state=None, **options) -> StepResult:
+        # ``options``: MultiAgentEnv.step's keywords; unknown ones go there too, to be refused.
+        known = options.keys() <= {"with_terminal_obs", "check_finite_actions"}
+        if reset_state is not None or options.get("with_terminal_obs") or not known:
+            return MultiAgentEnv.step(self, key, state, actions, reset_state, **options)
+        self.check_actions(actions)
+        check = options.get("check_finite_actions", False)
+        return fast_step(self, key, state, self.finite_actions(actions, check=check))
+
+    step.__signature__ = inspect.signature(MultiAgentEnv.step)  # what callers may pass
+    return step
 
 
 def checked_step(env: MultiAgentEnv, **step_kwargs: Any):

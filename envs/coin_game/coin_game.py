@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxmarl import spaces
+from jaxmarl import random_unrolled, spaces
 from jaxmarl.env import MultiAgentEnv
 from jaxmarl.typing import Actions, Observations
 
@@ -176,8 +176,8 @@ class CoinGame(MultiAgentEnv):
     # ----------------------------------------------------------------- contract
     def _placement(self, key: jax.Array) -> jax.Array:
         """``[4, 2]`` int32 random cells: red, blue, red coin, blue coin (JaxMARL's draw)."""
-        _, place_key = jax.random.split(key)
-        return jax.random.randint(place_key, (4, 2), 0, GRID_SIZE)
+        _, place_key = random_unrolled.split(key)
+        return random_unrolled.randint(place_key, 8, 0, GRID_SIZE).reshape(4, 2)
 
     @partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array) -> tuple[Observations, CoinGameState]:
@@ -218,8 +218,8 @@ class CoinGame(MultiAgentEnv):
         )
 
         # JaxMARL's key use: split off the respawn draw, then the inner reset's draw.
-        key, respawn_key = jax.random.split(key)
-        respawn = jax.random.randint(respawn_key, (2, 2), 0, GRID_SIZE)
+        key, respawn_key = random_unrolled.split(key)
+        respawn = random_unrolled.randint(respawn_key, 4, 0, GRID_SIZE).reshape(2, 2)
         red_coin_pos = jnp.where(red_on_red | blue_on_red, respawn[0], state.red_coin_pos)
         blue_coin_pos = jnp.where(red_on_blue | blue_on_blue, respawn[1], state.blue_coin_pos)
 
@@ -282,8 +282,11 @@ class CoinGame(MultiAgentEnv):
         for agent, cells in zip(self.agents, views):
             if self.egocentric:
                 cells = (cells - cells[0] + 1) % GRID_SIZE  # own player to the centre (1, 1)
-            grid = jnp.zeros((GRID_SIZE, GRID_SIZE, NUM_CHANNELS), jnp.float32)
-            grid = grid.at[cells[:, 0], cells[:, 1], jnp.arange(NUM_CHANNELS)].set(1.0)
+            # Channel c is one-hot at cells[c] (a comparison: a scatter is a serial loop under
+            # vmap on a CPU).
+            x = jnp.arange(GRID_SIZE)[:, None, None]
+            y = jnp.arange(GRID_SIZE)[None, :, None]
+            grid = ((x == cells[:, 0]) & (y == cells[:, 1])).astype(jnp.float32)
             obs[agent] = grid if self.cnn else grid.reshape(-1)
         return obs
 

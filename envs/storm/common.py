@@ -13,9 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl import random_unrolled as rng
 from jaxmarl.env import MultiAgentEnv
-
-from . import rng
 
 # (dx, dy) of one step forward for directions 0..3.
 STEP = np.array([[0, 1], [1, 0], [0, -1], [-1, 0]], dtype=np.int32)
@@ -157,15 +156,32 @@ def _turned_window_index(view_size: int) -> np.ndarray:
     return np.stack([turned // view_size, turned % view_size], axis=-1).astype(np.int32)
 
 
-def egocentric_view(padded: jax.Array, pos: jax.Array, view_size: int) -> jax.Array:
+def egocentric_view(grid: jax.Array, pos: jax.Array, view_size: int, wall: int) -> jax.Array:
     """``[V, V]`` cells ahead of an agent, turned so that the agent always looks the same way.
 
-    Equal to ``rot90(padded[x0:x0 + V, y0:y0 + V], k=direction)`` with ``(x0, y0) =
-    view_corner(...)`` (JaxMARL's slice and turn), read as one gather.
+    Equal to ``rot90(padded[x0:x0 + V, y0:y0 + V], k=direction)`` with ``padded`` the grid
+    padded by ``V - 1`` cells of ``wall`` on every side and ``(x0, y0) = view_corner(...)``
+    (JaxMARL's pad, slice and turn). Read as one gather from ``grid`` itself, cells off the
+    board reading ``wall``: under ``vmap`` the padded copy was a pass of its own.
     """
     x0, y0 = view_corner(pos, view_size)
     cells = jnp.asarray(_turned_window_index(view_size))[pos[2]]
-    return padded[x0 + cells[..., 0], y0 + cells[..., 1]]
+    x = x0 + cells[..., 0] - (view_size - 1)
+    y = y0 + cells[..., 1] - (view_size - 1)
+    rows, cols = grid.shape
+    off = (x < 0) | (x >= rows) | (y < 0) | (y >= cols)
+    flat = jnp.clip(x, 0, rows - 1) * cols + jnp.clip(y, 0, cols - 1)
+    return jnp.where(off, jnp.asarray(wall, grid.dtype), grid.reshape(-1)[flat])
+
+
+def two_one_hots(first: jax.Array, size: int, second: jax.Array, second_size: int) -> jax.Array:
+    """``[..., size + second_size]`` float32: ``one_hot(first, size)`` followed by
+    ``one_hot(second, second_size)`` (indices out of range give zeros), as one comparison
+    against the channel number rather than two one-hots and a concatenation."""
+    channel = jnp.arange(size + second_size)
+    # A second index below 0 lands below ``size``, where only ``first`` is compared.
+    target = jnp.where(channel < size, first[..., None], second[..., None] + size)
+    return (target == channel).astype(jnp.float32)
 
 
 def swap_codes(codes: jax.Array, a: int, b: int) -> jax.Array:
@@ -190,21 +206,32 @@ def _sort_rounds(n: int) -> int:
     return int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
 
 
-def _shuffle_ranks(key: jax.Array, n: int) -> jax.Array:
-    """``[n]`` int32: where ``jax.random.permutation(key, n)`` puts each item (one sort round).
+def _shuffle_ranks(key: jax.Array, n: int) -> list[jax.Array]:
+    """``n`` int32 scalars: where ``jax.random.permutation(key, n)`` puts each item (one sort
+    round).
 
     JAX sorts the items by 32 random bits drawn from the second half of ``split(key)``, stably;
     an item's place is the number of items whose bits are smaller, or equal with a lower
     index. Counting them is a few hundred comparisons, which is much cheaper under ``vmap`` on
-    a CPU than XLA's sort, and gives the very same permutation.
+    a CPU than XLA's sort, and gives the very same permutation. They are written item by item
+    (scalars, not an ``[n, n]`` table): under ``vmap`` each is then one operation over the
+    batch, which XLA vectorizes, where a table's rows would be vectorized over their ``n``
+    entries only (measured: STORM section of ``benchmarks/results/env_throughput.md``).
     """
     _, sort_key = rng.split(key)
     bits = rng.bits32(sort_key, n)
-    index = jnp.arange(n)
-    earlier = (bits[None, :] < bits[:, None]) | (
-        (bits[None, :] == bits[:, None]) & (index[None, :] < index[:, None])
-    )
-    return jnp.sum(earlier, axis=1, dtype=jnp.int32)
+    items = [bits[i] for i in range(n)]
+    return [
+        sum(
+            (
+                ((items[j] <= items[i]) if j < i else (items[j] < items[i])).astype(jnp.int32)
+                for j in range(n)
+                if j != i
+            ),
+            jnp.int32(0),
+        )
+        for i in range(n)
+    ]
 
 
 def permutation(key: jax.Array, n: int) -> jax.Array:
@@ -216,10 +243,11 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
     if n > RANK_LIMIT or _sort_rounds(n) != 1:
         return jax.random.permutation(key, n).astype(jnp.int32)
     ranks = _shuffle_ranks(key, n)
-    index = jnp.arange(n, dtype=jnp.int32)
-    # Ranks are a permutation: slot j holds the one item ranked j (a one-hot sum rather than a
-    # scatter, which is a serial loop on a CPU).
-    return jnp.sum(jnp.where(ranks[None, :] == index[:, None], index[None, :], 0), axis=1)
+    # Ranks are a permutation: slot j holds the one item ranked j (a sum of selects rather
+    # than a scatter, which is a serial loop on a CPU).
+    return jnp.stack(
+        [sum(jnp.where(rank == j, i, 0) for i, rank in enumerate(ranks)) for j in range(n)]
+    ).astype(jnp.int32)
 
 
 def first_of_permutation(key: jax.Array, n: int) -> jax.Array:
@@ -237,13 +265,14 @@ def sorted_subset(key: jax.Array, n: int, size: int, count: int) -> jax.Array:
     """
     if _sort_rounds(n) != 1:
         return jnp.sort(jax.random.permutation(key, n)[:size])[:count].astype(jnp.int32)
-    chosen = _shuffle_ranks(key, n) < size
-    # place[j]: how many chosen items come before j, itself included, minus one (a cumsum,
-    # written as a triangular count: XLA's CPU cumsum is a slow reduce-window).
-    upto = np.tril(np.ones((n, n), dtype=bool))
-    place = jnp.sum(chosen[None, :] & upto, axis=1) - 1
-    hits = chosen[None, :] & (place[None, :] == jnp.arange(count)[:, None])
-    return jnp.argmax(hits, axis=1).astype(jnp.int32)
+    chosen = [rank < size for rank in _shuffle_ranks(key, n)]
+    # Walk the items in order, counting the chosen ones seen (item by item, as the ranks).
+    found = jnp.int32(0)
+    first = [jnp.int32(0)] * count
+    for item in range(n):
+        first = [jnp.where(chosen[item] & (found == k), item, f) for k, f in enumerate(first)]
+        found = found + chosen[item].astype(jnp.int32)
+    return jnp.stack(first)
 
 
 def pair_reward(inv_a: jax.Array, inv_b: jax.Array, payoff: jax.Array) -> jax.Array:

@@ -10,10 +10,11 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxmarl import random_unrolled as rng
 from jaxmarl import spaces
+from jaxmarl.env import one_pass_step
 from jaxmarl.typing import Actions, Observations
 
-from . import rng
 from .common import (
     DEFAULT_PAYOFF,
     InnerOuterEnv,
@@ -28,6 +29,7 @@ from .common import (
     read_cells,
     sorted_subset,
     swap_codes,
+    two_one_hots,
     write_cells,
     zap_targets,
 )
@@ -242,14 +244,46 @@ class InTheGrid(InnerOuterEnv):
         # JaxMARL draws 0..2: a player never starts facing direction 3.
         return rng.randint(key, self.num_agents, 0, 3, jnp.int8).astype(jnp.int32)
 
+    def _coin_timers(self, key: jax.Array) -> jax.Array:
+        """``[6]`` int32 regrowth timers, 3..9 (JaxMARL draws them as int32 on a fresh board and
+        as int8 on regrowth: both are sampled in 32 bits, so one key gives the same values)."""
+        return rng.randint(key, NUM_COINS, *COIN_TIMER_RANGE)
+
+    @staticmethod
+    def _board_keys(key: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """``(layout, coop timer, defect timer)`` keys of a fresh board, split as JaxMARL does."""
+        key, layout_key = rng.split(key)
+        key, coop_key = rng.split(key)
+        _, defect_key = rng.split(key)
+        return layout_key, coop_key, defect_key
+
+    def _start_positions(self, key: jax.Array) -> jax.Array:
+        """``[N, 3]`` int32 start cells and directions, both drawn from ``key`` (JaxMARL's
+        ``_reset_state`` and respawn use one key for the two)."""
+        return jnp.concatenate([self.spawn_cells(key), self._directions(key)[:, None]], -1)
+
     def _fresh_state(
         self, key: jax.Array, step: jax.Array, cells: jax.Array | None = None
     ) -> StormState:
         """A new board (JaxMARL's ``_reset_state``); ``cells`` overrides the start-cell draw."""
-        key, layout_key = rng.split(key)
+        layout_key, coop_key, defect_key = self._board_keys(key)
         if cells is None:
             cells = self.spawn_cells(layout_key)
         pos = jnp.concatenate([cells, self._directions(layout_key)[:, None]], axis=-1)
+        return self._board(
+            layout_key, pos, self._coin_timers(coop_key), self._coin_timers(defect_key), step
+        )
+
+    def _board(
+        self,
+        layout_key: jax.Array,
+        pos: jax.Array,
+        coop_timer: jax.Array,
+        defect_timer: jax.Array,
+        step: jax.Array,
+    ) -> StormState:
+        """A new board with its players at ``pos`` and the given coin timers; ``layout_key``
+        lays out the coins when they are not on fixed cells."""
         if self.fixed_coin_location:
             defect, coop = jnp.asarray(ODD_COIN_CELLS), jnp.asarray(EVEN_COIN_CELLS)
         else:
@@ -260,8 +294,6 @@ class InTheGrid(InnerOuterEnv):
         # Coins go down after the players and cover them (JaxMARL's order).
         grid = write_cells(grid, defect, DEFECT_COIN)
         grid = write_cells(grid, coop, COOP_COIN)
-        key, coop_key = rng.split(key)
-        _, defect_key = rng.split(key)
         return StormState(
             pos=pos,
             grid=grid,
@@ -269,8 +301,8 @@ class InTheGrid(InnerOuterEnv):
             coop_coins=coop,
             defect_coins=defect,
             freeze=jnp.full((self.num_agents,), -1, jnp.int32),
-            coop_timer=rng.randint(coop_key, NUM_COINS, *COIN_TIMER_RANGE),
-            defect_timer=rng.randint(defect_key, NUM_COINS, *COIN_TIMER_RANGE),
+            coop_timer=coop_timer,
+            defect_timer=defect_timer,
             step=step,
             done=jnp.bool_(False),
         )
@@ -301,6 +333,81 @@ class InTheGrid(InnerOuterEnv):
         restart_cells: jax.Array,
     ):
         """``step_env`` with the two start-cell draws given (the parity tests pass JaxMARL's)."""
+        respawn = jnp.concatenate([respawn_cells, self._directions(keys.respawn)[:, None]], -1)
+        played, rewards = self._play(
+            keys,
+            state,
+            actions,
+            respawn,
+            self._coin_timers(keys.coop_timer),
+            self._coin_timers(keys.defect_timer),
+        )
+        restart = self._fresh_state(keys.restart, played.step, restart_cells)
+        next_state, rewards, dones, inner_done = self.finish_step(played, restart, rewards)
+        return (
+            self.get_obs(next_state),
+            next_state,
+            rewards,
+            dones,
+            {"inner_episode_done": inner_done},
+        )
+
+    @one_pass_step
+    def step(self, key: jax.Array, state: StormState, actions: Actions):
+        """``MultiAgentEnv.step`` drawing one set of start positions and coin timers per step.
+
+        The base class's ``step`` draws three: for players who respawn, for the next inner
+        game's board (``step_env``) and for the auto-reset's board; under ``vmap`` all three
+        are computed every step and two are thrown away. Exactly one is ever kept: a fresh
+        board when the step ends an inner game (from the reset key if it also ends the
+        episode, else from the restart key), the respawn and regrowth draws otherwise; and
+        which one is known before the step, from ``state.step``. So this picks the key first
+        and draws once: same keys, same results as the base class (tested). With a
+        ``reset_state`` or terminal observations it is the base class's ``step``.
+        """
+        step_key, reset_key = rng.split(key)
+        keys = step_keys(step_key)
+        steps = state.step + 1
+        inner_done = steps % self.num_inner_steps == 0
+        outer_done = steps >= self.max_steps
+        fresh = inner_done | outer_done
+
+        def pick(board_draw, step_draw):
+            return jnp.where(fresh, board_draw, step_draw)
+
+        layout_key, coop_key, defect_key = self._board_keys(
+            jnp.where(outer_done, reset_key, keys.restart)
+        )
+        position = self._start_positions(pick(layout_key, keys.respawn))
+        coop_timer = self._coin_timers(pick(coop_key, keys.coop_timer))
+        defect_timer = self._coin_timers(pick(defect_key, keys.defect_timer))
+        played, rewards = self._play(keys, state, actions, position, coop_timer, defect_timer)
+        board = self._board(
+            layout_key, position, coop_timer, defect_timer, jnp.where(outer_done, 0, steps)
+        )
+        next_state = jax.tree.map(pick, board, played).replace(done=jnp.zeros_like(outer_done))
+        rewards = jnp.where(inner_done, 0.0, rewards).astype(jnp.float32)
+        dones = {agent: outer_done for agent in self.agents}
+        dones["__all__"] = outer_done
+        infos = {"inner_episode_done": inner_done}
+        infos["terminated"], infos["truncated"] = self._episode_end(played, dones, infos)
+        by_agent = {agent: rewards[i] for i, agent in enumerate(self.agents)}
+        return self.get_obs(next_state), next_state, by_agent, dones, infos
+
+    def _play(
+        self,
+        keys: StepKeys,
+        state: StormState,
+        actions: Actions,
+        respawn: jax.Array,
+        coop_regrow: jax.Array,
+        defect_regrow: jax.Array,
+    ) -> tuple[StormState, jax.Array]:
+        """One step of the game before any restart: ``(state, rewards [N])``.
+
+        ``respawn`` ``[N, 3]`` are the positions of players whose freeze ends; ``coop_regrow``
+        and ``defect_regrow`` ``[6]`` the new timers of coins that regrow.
+        """
         action = jnp.stack([jnp.asarray(actions[a], jnp.int32) for a in self.agents])
         action = jnp.where(state.freeze > 0, STAY, action)
         pos = self._resolve_moves(keys.tie, state.pos, action)
@@ -313,8 +420,7 @@ class InTheGrid(InnerOuterEnv):
 
         freeze = jnp.where(interacted, self.freeze_penalty, state.freeze - 1)
         thawed = freeze == 0
-        spawn = jnp.concatenate([respawn_cells, self._directions(keys.respawn)[:, None]], axis=-1)
-        pos = jnp.where(thawed[:, None], spawn, pos)
+        pos = jnp.where(thawed[:, None], respawn, pos)
         inventory = jnp.where(thawed[:, None], 0.0, inventory)
         freeze = jnp.where(thawed, -1, freeze)
 
@@ -322,12 +428,12 @@ class InTheGrid(InnerOuterEnv):
         # In order: a later player covers an earlier one.
         grid = write_cells(grid, pos[:, :2], jnp.arange(1, self.num_agents + 1))
         grid, coop_timer = self._regrow(
-            grid, state.coop_coins, state.coop_timer - 1, COOP_COIN, keys.coop_timer
+            grid, state.coop_coins, state.coop_timer - 1, COOP_COIN, coop_regrow
         )
         grid, defect_timer = self._regrow(
-            grid, state.defect_coins, state.defect_timer - 1, DEFECT_COIN, keys.defect_timer
+            grid, state.defect_coins, state.defect_timer - 1, DEFECT_COIN, defect_regrow
         )
-        next_state = state.replace(
+        played = state.replace(
             pos=pos,
             grid=grid,
             inventory=inventory,
@@ -336,16 +442,7 @@ class InTheGrid(InnerOuterEnv):
             defect_timer=defect_timer,
             step=state.step + 1,
         )
-
-        restart = self._fresh_state(keys.restart, next_state.step, restart_cells)
-        next_state, rewards, dones, inner_done = self.finish_step(next_state, restart, rewards)
-        return (
-            self.get_obs(next_state),
-            next_state,
-            rewards,
-            dones,
-            {"inner_episode_done": inner_done},
-        )
+        return played, rewards
 
     def _resolve_moves(self, key: jax.Array, pos: jax.Array, action: jax.Array) -> jax.Array:
         """JaxMARL's collision rule, written per (player, other player) slot.
@@ -432,19 +529,20 @@ class InTheGrid(InnerOuterEnv):
         rewards = jnp.sum(jnp.where(last, values[None], 0.0), axis=(1, 2))
         return grid, rewards, frozen
 
-    def _regrow(self, grid, cells, timer, coin, key):
-        """Coins whose timer ran out grow back on free cells; their timers are redrawn.
+    def _regrow(self, grid, cells, timer, coin, fresh):
+        """Coins whose timer ran out grow back on free cells; their timers become ``fresh``.
 
-        A kind's coin cells are distinct, so the writes are independent."""
+        A kind's coin cells are distinct, so the writes are independent and whether a cell is
+        free can be tested cell by cell: one pass over the board (reading the coin cells
+        first had XLA redo the board's earlier writes once per coin)."""
         ripe = timer == 0
-        grid = write_cells(grid, cells, coin, where=ripe & (read_cells(grid, cells) == EMPTY))
-        fresh = rng.randint(key, NUM_COINS, *COIN_TIMER_RANGE, jnp.int8)
-        return grid, jnp.where(ripe, fresh.astype(jnp.int32), timer)
+        ripe_cells = write_cells(jnp.zeros(grid.shape, jnp.bool_), cells, ripe)
+        grid = jnp.where(ripe_cells & (grid == EMPTY), coin, grid)
+        return grid, jnp.where(ripe, fresh, timer)
 
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: StormState) -> Observations:
         n = self.num_agents
-        padded = jnp.pad(state.grid, VIEW_SIZE - 1, constant_values=WALL)
         holding = (state.inventory.sum(-1) > 0).astype(jnp.float32)
         shown = jnp.where((state.freeze >= 0)[:, None], state.inventory, 0.0)
         table = jnp.stack(
@@ -453,14 +551,14 @@ class InTheGrid(InnerOuterEnv):
         directions = state.pos[:, 2].astype(jnp.int8)
         obs = {}
         for me, agent in enumerate(self.agents):
-            view = egocentric_view(padded, state.pos[me], VIEW_SIZE)
+            view = egocentric_view(state.grid, state.pos[me], VIEW_SIZE, WALL)
             # The observer sees itself in channel 0 (its code and player 1's swapped).
             own_first = swap_codes(view, 1, me + 1)
-            channels = jax.nn.one_hot(own_first - 1, NUM_ITEM_CHANNELS, dtype=jnp.float32)
+            angle = self._angles(view, me, directions)
             columns = list(range(n))
             columns[0], columns[me] = columns[me], columns[0]
             obs[agent] = {
-                "observation": jnp.concatenate([channels, self._angles(view, me, directions)], -1),
+                "observation": two_one_hots(own_first - 1, NUM_ITEM_CHANNELS, angle, 4),
                 "inventory": jnp.stack([table[:, j] for j in columns], axis=1),
             }
         return obs
@@ -473,6 +571,7 @@ class InTheGrid(InnerOuterEnv):
         (cell codes, so this skips players ``0 .. me`` and can hit coins and walls), the
         direction of player ``code`` (one past the player drawn there; a missing player reads
         as int8 -128), as ``(theirs - mine + 1) % 5`` in int8, summed, minus one, one-hot.
+        Returns ``[V, V]`` int32, the index that is one-hot (none where outside 0..3).
         """
         codes = jnp.arange(me + 2, me + self.num_agents + 1)
         missing = jnp.int8(np.iinfo(np.int8).min)
@@ -486,7 +585,7 @@ class InTheGrid(InnerOuterEnv):
         value = ((theirs - mine) + jnp.int8(1)) % jnp.int8(5)
         hits = view[None] == codes[:, None, None]
         total = jnp.sum(jnp.where(hits, value[:, None, None], jnp.int8(0)).astype(jnp.int32), 0)
-        return jax.nn.one_hot(total - 1, 4, dtype=jnp.float32)
+        return total - 1
 
     def get_world_state(self, state: StormState) -> jax.Array:
         """Every agent's observation and inventory, flattened and concatenated."""

@@ -285,13 +285,12 @@ class InTheGrid2p(InnerOuterEnv):
 
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: Storm2pState) -> Observations:
-        padded = jnp.pad(state.grid, VIEW_SIZE - 1, constant_values=WALL)
         holding = (state.inventory.sum(-1) > 0).astype(jnp.float32)
         shown = jnp.where(state.freeze >= 0, state.inventory, 0.0)
         obs = {}
         for me, agent in enumerate(self.agents):
             other = 1 - me
-            view = egocentric_view(padded, state.pos[me], VIEW_SIZE)
+            view = egocentric_view(state.grid, state.pos[me], VIEW_SIZE, WALL)
             # Each player sees itself in channel 0 (blue's and red's codes swapped for blue).
             own_first = swap_codes(view, RED_AGENT, BLUE_AGENT) if me == 1 else view
             channels = jax.nn.one_hot(own_first - 1, NUM_ITEM_CHANNELS, dtype=jnp.float32)

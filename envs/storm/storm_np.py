@@ -464,8 +464,7 @@ class InTheMatrix(InnerOuterEnv):
     # ----------------------------------------------------------------- observations
     @partial(jax.jit, static_argnums=(0,))
     def get_obs(self, state: StormNpState) -> Observations:
-        padded = jnp.pad(state.grid, self.obs_size - 1, constant_values=WALL)
-        views = jax.vmap(lambda p: egocentric_view(padded, p, self.obs_size))(state.pos)
+        views = jax.vmap(lambda p: egocentric_view(state.grid, p, self.obs_size, WALL))(state.pos)
         features = jax.vmap(self._features, in_axes=(0, 0, None))(
             jnp.arange(self.num_agents), views, state
         )

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl import random_unrolled, spaces
+from jaxmarl.env import MultiAgentEnv, one_pass_step
 from jaxmarl.typing import Actions, Observations
 
 __all__ = ["GAME_ACTIONS", "State", "SwitchRiddle"]
@@ -98,7 +98,10 @@ class SwitchRiddle(MultiAgentEnv):
         self.reward_all_live = float(reward_all_live)
 
     def _draw_room(self, key: jax.Array) -> jax.Array:
-        return jax.random.randint(key, (), 0, self.num_agents, dtype=jnp.int32)
+        """``jax.random.randint(key, (), 0, num_agents)``, bit for bit, with the Threefry hash
+        written out (``jaxmarl.random_unrolled``): on a CPU JAX's rolled hash loop is most of
+        a step's time, and the written-out one fuses with the rest of the step."""
+        return random_unrolled.randint(key, 1, 0, self.num_agents, jnp.int32)[0]
 
     @partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array) -> tuple[Observations, State]:
@@ -118,8 +121,11 @@ class SwitchRiddle(MultiAgentEnv):
         Actions outside ``0 .. 2`` act as nothing.
         """
         stacked = jnp.stack([jnp.asarray(actions[a], dtype=jnp.int32) for a in self.agents])
-        action = stacked[state.agent_in_room]
-        has_been = state.has_been.at[state.agent_in_room].set(True)
+        # One-hot selects rather than a gather and a scatter: under ``vmap`` on a CPU those
+        # are serial loops over the batch.
+        in_room = jnp.arange(self.num_agents) == state.agent_in_room
+        action = jnp.sum(jnp.where(in_room, stacked, 0))
+        has_been = state.has_been | in_room
         bulb_state = jnp.where(action == SWITCH_LIGHT, ~state.bulb_state, state.bulb_state)
         told = action == TELL
         reward = jnp.where(
@@ -145,16 +151,8 @@ class SwitchRiddle(MultiAgentEnv):
         next_state = after.replace(agent_in_room=self._draw_room(key))
         return self._outputs(next_state, reward, told, after.done)
 
-    def step(
-        self,
-        key: jax.Array,
-        state: State,
-        actions: Actions,
-        reset_state: State | None = None,
-        *,
-        with_terminal_obs: bool = False,
-        check_finite_actions: bool = False,
-    ):
+    @one_pass_step
+    def step(self, key: jax.Array, state: State, actions: Actions):
         """``MultiAgentEnv.step`` with one room draw per step instead of two.
 
         The base class draws the next room from the step key and a fresh episode's room from
@@ -164,18 +162,7 @@ class SwitchRiddle(MultiAgentEnv):
         ``reset_state`` or terminal observations (which need the discarded draw) it is the
         base class's ``step``.
         """
-        if reset_state is not None or with_terminal_obs:
-            return super().step(
-                key,
-                state,
-                actions,
-                reset_state,
-                with_terminal_obs=with_terminal_obs,
-                check_finite_actions=check_finite_actions,
-            )
-        self.check_actions(actions)
-        actions = self.finite_actions(actions, check=check_finite_actions)
-        step_key, reset_key = jax.random.split(key)
+        step_key, reset_key = random_unrolled.split(key)
         after, reward, told = self._day(state, actions)
         done = after.done
         fresh = State(

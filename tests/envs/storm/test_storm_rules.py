@@ -242,3 +242,37 @@ def test_bad_arguments_fail_in_the_constructor(env_id, kwargs, match):
 def test_unknown_keyword_is_named():
     with pytest.raises(TypeError, match="did you mean 'num_agents'"):
         jaxmarl.make("storm", num_agent=3)
+
+
+def test_storm_one_draw_step_equals_the_base_class_step():
+    """``InTheGrid.step`` draws one set of start positions and coin timers per step; the base
+    class's ``step`` draws three (respawn, inner restart, auto-reset) and keeps one. Same keys
+    must give the same observations, states, rewards, dones and infos, through thaws (the
+    episodes start with random freezes), inner restarts and episode ends."""
+    from jaxmarl.env import MultiAgentEnv
+
+    env = jaxmarl.make(
+        "storm", num_agents=3, num_inner_steps=4, num_outer_steps=2, fixed_coin_location=False
+    )
+
+    def rollout(step_fn, key):
+        key, freeze_key = jax.random.split(key)
+        _, state = env.reset(key)
+        state = state.replace(freeze=jax.random.randint(freeze_key, (3,), -1, 4))
+
+        def body(state, step_key):
+            act_key, step_key = jax.random.split(step_key)
+            draws = jax.random.randint(act_key, (env.num_agents,), 0, 5)
+            out = step_fn(step_key, state, {a: draws[i] for i, a in enumerate(env.agents)})
+            return out[1], (out, state.freeze)
+
+        return jax.lax.scan(body, state, jax.random.split(key, 12))[1]
+
+    def both(key):
+        return rollout(env.step, key), rollout(functools.partial(MultiAgentEnv.step, env), key)
+
+    (ours, freeze), (base, _) = jax.jit(jax.vmap(both))(jax.random.split(jax.random.key(5), 8))
+    jax.tree.map(np.testing.assert_array_equal, ours, base)
+    dones, infos = ours[3], ours[4]
+    assert dones["__all__"].any() and infos["inner_episode_done"].any()
+    assert (freeze == 1).any()  # some players thaw and respawn

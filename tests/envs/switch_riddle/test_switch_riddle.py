@@ -282,3 +282,10 @@ def test_optimal_protocol_tells_exactly_when_all_have_been_in_the_room():
     assert returns.mean() == pytest.approx(540 / 729)
     assert days.mean() == pytest.approx(394 / 81)
     assert Fraction(data["best_return"]) == Fraction(540, 729)
+
+
+def test_one_pass_step_refuses_unknown_keywords():
+    env = SwitchRiddle(num_agents=3)
+    _, state = env.reset(jax.random.key(0))
+    with pytest.raises(TypeError, match="bogus"):
+        env.step(jax.random.key(1), state, _actions(env, 0, NOTHING), bogus=True)

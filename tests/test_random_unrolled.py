@@ -1,11 +1,12 @@
-"""``envs/storm/rng.py`` draws exactly what ``jax.random`` draws (raw and typed keys, jit, vmap)."""
+"""``jaxmarl.random_unrolled`` draws exactly what ``jax.random`` draws (raw and typed keys,
+jit, vmap)."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmarl.envs.storm import rng
+from jaxmarl import random_unrolled as rng
 
 CASES = [(0, 3, jnp.int8), (3, 10, jnp.int8), (3, 10, jnp.int32), (0, 2, jnp.int32)]
 

@@ -1,15 +1,19 @@
-"""The ``jax.random`` draws STORM makes, bit for bit, with the Threefry hash written out.
+"""``jax.random``'s Threefry draws, bit for bit, with the hash written out so XLA fuses it.
 
 On a CPU, JAX lowers its Threefry-2x32 hash (``jax.random``'s default generator) as a rolled
 ``while`` loop of five steps, to keep compile times short. Under ``vmap`` every loop step runs
-as its own small kernel, and ``storm``'s step makes about thirty draws (key splits, start
-cells, directions, coin timers, coin flips, pair order): profiled at batch 4096, those loops
-were most of its step time. Here the same hash (Salmon et al. 2011, "Parallel random numbers:
-as easy as 1, 2, 3": 20 rounds, rotations 13 15 26 6 / 17 29 16 24, key-schedule parity
-``0x1BD11BDA``) is plain ``uint32`` arithmetic that XLA fuses with whatever uses it, and the
-functions below reproduce ``jax.random.split``, ``bits`` and ``randint`` exactly (tested
-against them). Keys of another generator, or ``jax_threefry_partitionable=False`` (another
+as its own small kernel, which dominates an env step that draws a few random numbers and does
+little else (``storm``'s step makes about thirty draws; ``switch_riddle``'s is hardly more
+than its draws). Here the same hash (Salmon et al. 2011, "Parallel random numbers: as easy as
+1, 2, 3": 20 rounds, rotations 13 15 26 6 / 17 29 16 24, key-schedule parity ``0x1BD11BDA``)
+is plain ``uint32`` arithmetic that XLA fuses with whatever uses it, and the functions below
+reproduce ``jax.random.split``, ``bits`` and ``randint`` exactly (``tests/test_random_unrolled.py``
+compares them). Keys of another generator, or ``jax_threefry_partitionable=False`` (another
 counter layout), fall back to ``jax.random`` itself.
+
+Unlike ``jaxmarl.use_fast_cpu_rng`` (``docs/cpu_rng.md``), which changes how JAX lowers every
+draw in the process, this changes nothing outside the env code that calls it; envs use it for
+their own draws so that their speed does not depend on that process-wide opt-in.
 """
 
 from __future__ import annotations
