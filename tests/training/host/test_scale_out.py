@@ -190,8 +190,17 @@ def test_two_processes_give_one_device_results_and_resume_on_one(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     _assert_same_rows(one / "metrics.jsonl", two / "metrics.jsonl")
 
-    # The same run launched as a SLURM job step would be (srun's variables, --distributed):
-    # JAX's detection finds the coordinator, the count and the ids; the results are the same.
+
+# Nightly (CI budget): the launch path differs from the test above only in where the three
+# values come from.
+@pytest.mark.nightly
+def test_slurm_variables_launch_the_same_two_process_run(tmp_path):
+    new = [*TRAIN, f"run.out_dir={tmp_path}"]
+    (done,) = _train(tmp_path, *new, "run.name=one")
+    assert done.returncode == 0, done.stderr[-3000:]
+    one = tmp_path / "one"
+    # srun's variables for a 2-task step on one node, and --distributed: JAX's detection finds
+    # the coordinator, the count and the ids; the results are the one-process run's.
     # JAX derives the coordinator's port from the job id (61440 + id % 4096): give it a free one.
     job_id = _free_port_in(61440, 65535) - 61440
     command = [sys.executable, "-m", "jaxmarl.train", *new, "run.data_devices=2", "run.name=slurm"]
