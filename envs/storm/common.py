@@ -325,12 +325,11 @@ class InnerOuterEnv(MultiAgentEnv):
         """``[]`` int32: inner games completed in this outer episode (JaxMARL's ``outer_t``)."""
         return state.step // self.num_inner_steps
 
-    def finish_step(
-        self, next_state: Any, restart: Any, rewards: jax.Array
-    ) -> tuple[Any, dict, dict, jax.Array]:
+    def finish_step(self, next_state: Any, restart: Any, rewards: jax.Array) -> tuple:
         """The end of every STORM step: at an inner boundary the board restarts (``restart``,
         built for ``next_state.step``) and pays nothing; the outer episode ends at
-        ``max_steps``. Returns ``(next_state, rewards by agent, dones, inner_done)``."""
+        ``max_steps``. Returns the step's ``(obs, state, rewards by agent, dones, infos)``,
+        infos ``{"inner_episode_done"}``."""
         inner_done = next_state.step % self.num_inner_steps == 0
         next_state = jax.tree.map(
             lambda fresh, kept: jnp.where(inner_done, fresh, kept), restart, next_state
@@ -341,4 +340,5 @@ class InnerOuterEnv(MultiAgentEnv):
         dones = {agent: outer_done for agent in self.agents}
         dones["__all__"] = outer_done
         by_agent = {agent: rewards[i] for i, agent in enumerate(self.agents)}
-        return next_state, by_agent, dones, inner_done
+        infos = {"inner_episode_done": inner_done}
+        return self.get_obs(next_state), next_state, by_agent, dones, infos

@@ -343,14 +343,7 @@ class InTheGrid(InnerOuterEnv):
             self._coin_timers(keys.defect_timer),
         )
         restart = self._fresh_state(keys.restart, played.step, restart_cells)
-        next_state, rewards, dones, inner_done = self.finish_step(played, restart, rewards)
-        return (
-            self.get_obs(next_state),
-            next_state,
-            rewards,
-            dones,
-            {"inner_episode_done": inner_done},
-        )
+        return self.finish_step(played, restart, rewards)
 
     @one_pass_step
     def step(self, key: jax.Array, state: StormState, actions: Actions):

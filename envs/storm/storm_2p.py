@@ -243,14 +243,7 @@ class InTheGrid2p(InnerOuterEnv):
         )
 
         restart = self._fresh_state(key, next_state.step)
-        next_state, rewards, dones, inner_done = self.finish_step(next_state, restart, rewards)
-        return (
-            self.get_obs(next_state),
-            next_state,
-            rewards,
-            dones,
-            {"inner_episode_done": inner_done},
-        )
+        return self.finish_step(next_state, restart, rewards)
 
     def _resolve_moves(self, key: jax.Array, pos: jax.Array, action: jax.Array):
         """New positions: a player stepping onto the other's new cell is pushed back.

@@ -233,16 +233,11 @@ class InTheMatrix(InnerOuterEnv):
         next_state = next_state.replace(step=state.step + 1)
 
         restart = self._fresh_state(key, next_state.step)
-        next_state, rewards, dones, inner_done = self.finish_step(next_state, restart, rewards)
+        obs, next_state, rewards, dones, infos = self.finish_step(next_state, restart, rewards)
         mean_inventory = next_state.inventory.mean(axis=0)
         coin_ratio = jnp.clip(mean_inventory[0] / (mean_inventory.sum() + 1e-9), 0.0, 1.0)
-        return (
-            self.get_obs(next_state),
-            next_state,
-            rewards,
-            dones,
-            {"inner_episode_done": inner_done, "coin_ratio": coin_ratio.astype(jnp.float32)},
-        )
+        infos["coin_ratio"] = coin_ratio.astype(jnp.float32)
+        return obs, next_state, rewards, dones, infos
 
     def _resolve_collisions(self, key, pos, new, moved):
         """JaxMARL's collision rule: settle collisions one group at a time, lowest index first.

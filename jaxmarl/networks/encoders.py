@@ -175,7 +175,7 @@ def split_leaves(
     }
 
 
-class DictEncoder(nn.Module):
+class DictEncoder(CNNEncoder):
     """``CNNEncoder`` for packed ``Dict`` observations (an image plus flat features).
 
     The packed vector ``[..., D]`` (``AgentBatch``: leaves flattened in order) is split back
@@ -186,15 +186,10 @@ class DictEncoder(nn.Module):
 
     Attributes:
         leaves: ``(name, shape)`` per leaf, in packing order (``AgentBatch.input_leaves``).
-        features, kernel_sizes, embed_dim, activation, layer_norm: as ``CNNEncoder``'s.
+        The other attributes are ``CNNEncoder``'s.
     """
 
-    leaves: Sequence[tuple[str, Sequence[int]]]
-    features: Sequence[int] = (32, 32)
-    kernel_sizes: Sequence[int] = (3, 3)
-    embed_dim: int = 64
-    activation: str = "relu"
-    layer_norm: bool = False
+    leaves: Sequence[tuple[str, Sequence[int]]] = ()
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
