@@ -1,6 +1,7 @@
 """benchmarks/iqm_restatement.py on hand-made per-seed finals, and the committed input's shape."""
 
 import json
+import re
 
 import pytest
 
@@ -47,4 +48,5 @@ def test_the_committed_finals_name_their_source():
     arms += [other for item in data["comparisons"] for other in item.get("other_arms", ())]
     arms += [item[k] for item in data["ablations"] for k in ("a", "b")]
     for each in arms:
-        assert each["source"].startswith("7f1db68:benchmarks/results/") and len(each["scores"]) >= 2
+        assert re.match(r"[0-9a-f]{7,40}:benchmarks/results/\S+ \S", each["source"]), each["source"]
+        assert len(each["scores"]) >= 2

@@ -5,10 +5,15 @@
 # a .pth file, so the two sides run on the same JAX build; each keeps its own jaxmarl, which has
 # the same import name on both sides. Fill .whl/ on the workstation first (benchmarks/README.md,
 # "On a lent GPU").
+#
+#   bash benchmarks/device/setup.sh [SIDE ...]     (default: ours peer; `ours` alone needs no
+#                                                   .whl/peer, for runs of our side only)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 base_site=$(python3 -c 'import site; print(site.getsitepackages()[0])')
-for side in ours peer; do
+sides=("$@")
+[ ${#sides[@]} -gt 0 ] || sides=(ours peer)
+for side in "${sides[@]}"; do
     venv=/tmp/venv_$side
     python3 -m venv --without-pip "$venv"
     site=$("$venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')
