@@ -2,8 +2,8 @@
 # GPU queue item 4 for the new families: one learning comparison at the published horizon,
 # ours then JaxMARL's own script (one side at a time), through the family's driver. Needs
 # benchmarks/device/setup.sh to have run and JaxMARL's scripts in /tmp/peer_scripts/IPPO/
-# (carry .peer_scripts: on the workstation, merge the /tmp/peer_scripts_*/IPPO folders the
-# drivers' docstrings name into .peer_scripts/IPPO/). Each side is stopped at SECONDS; the run
+# (carry .peer_scripts, filled by device/prepare.sh, and `cp -r .peer_scripts /tmp/peer_scripts`
+# first). Each side is stopped at SECONDS; the run
 # folders go to $OUT/<what>/, and the driver's --report-only turns them into its results file on
 # the workstation.
 #
