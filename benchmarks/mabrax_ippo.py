@@ -42,8 +42,12 @@ def train(args) -> None:
     """Start the run, note when each update lands, stop it at the deadline."""
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    # -P: the repository root (the working directory) is not put on sys.path, so an installed
+    # jaxmarl (a wheel on a GPU machine) is not shadowed by the source folder jaxmarl/, which
+    # lacks the envs/ and baselines/ that the wheel maps into it.
     cmd = [
         sys.executable,
+        "-P",
         "-m",
         "jaxmarl.train",
         "alg=ippo",
@@ -142,7 +146,7 @@ def report(args) -> None:
         ax.axhline(1300, color="grey", ls="--", lw=1, label="target 1,300 (at 1e7 steps)")
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel("episode return (train)")
-        ax.set_title("IPPO on ant_4x2 (preset ant_4x2), CPU")
+        ax.set_title("IPPO on ant_4x2 (preset ant_4x2)")
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(args.png, dpi=100)
