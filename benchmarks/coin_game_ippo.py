@@ -46,6 +46,7 @@ def train(variant: str, args) -> dict:
     name = f"ippo_{VARIANTS[variant]}"
     cmd = [
         sys.executable,
+        "-P",  # an installed jaxmarl, not the source folder of the working directory
         "-m",
         "jaxmarl.train",
         "alg=ippo",

@@ -223,6 +223,7 @@ def ours_command(args, steps: int, name: str) -> list[str]:
     chunk = max(1, min(args.updates_per_chunk, steps // (args.num_envs * args.num_steps)))
     return [
         sys.executable,
+        "-P",  # an installed jaxmarl, not the source folder of the working directory
         "-m",
         "jaxmarl.train",
         "alg=ippo",

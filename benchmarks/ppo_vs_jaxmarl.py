@@ -257,6 +257,7 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
     run_dir = out_dir / name
     cmd = [
         sys.executable,
+        "-P",  # an installed jaxmarl, not the source folder of the working directory
         "-m",
         "jaxmarl.train",
         *ALGS[alg]["ours"],

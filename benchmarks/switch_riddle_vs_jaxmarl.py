@@ -154,6 +154,7 @@ def run_ours(args) -> dict:
     run_dir = out_dir / name
     cmd = [
         sys.executable,
+        "-P",  # an installed jaxmarl, not the source folder of the working directory
         "-m",
         "jaxmarl.train",
         "alg=ippo",
