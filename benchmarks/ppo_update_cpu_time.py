@@ -1,12 +1,17 @@
 """Time per PPO update, ours or JaxMARL 0.2.0's script, one seed, compile excluded.
 
 Wall-clock throughput on a shared machine drifts with other people's load; CPU time of the
-process drifts much less, so this compares the two programs' work per update (both are
-printed; check ``uptime`` first and say the load). Each side runs one seed of a workload's
+process usually drifts less, so both are printed (check ``uptime`` first and say the load).
+Each side runs one seed of a workload's
 published settings as one jitted ``train`` (init + a ``lax.scan`` of ``--updates`` updates,
-vmapped over a seed axis of 1 as both training drivers do), compiled first, best of
-``--repeats`` runs. Ours runs ``make_train`` of the learner the train command builds from the
-same preset (the update is the one the train command's chunks scan). Workloads:
+vmapped over a seed axis of 1 as both training drivers do; ``--no-vmap``: without it),
+compiled first, best of ``--repeats`` calls. Ours runs ``make_train`` of the learner the train
+command builds from the same preset (the update is the one the train command's chunks scan).
+For the IPPO workloads JaxMARL's orthogonal init (seconds of LAPACK QR on a small CPU, once per
+run) is replaced by a Gaussian init of the same scale, so that the time is the updates'; its
+update program is unchanged. ``--profile DIR`` traces one more call with ``jax.profiler``
+(per-thunk times in ``DIR/plugins/profile/*/perfetto_trace.json.gz``). The host's speed can
+drift: run the sides round-robin and compare within a round. Workloads:
 
 * ``mappo_rnn_mpe``: MAPPO-RNN on MPE simple_spread (128 envs x 128 steps, 128 dense + GRU
   128, 4 epochs x 4 minibatches; JaxMARL's ``MAPPO/mappo_rnn_mpe.py``), 3 updates.
@@ -19,12 +24,13 @@ same preset (the update is the one the train command's chunks scan). Workloads:
 ::
 
     python benchmarks/ppo_update_cpu_time.py --side ours --workload ippo_overcooked
-    cd /tmp && PYTHONPATH=/tmp/peer_extra /tmp/peer/bin/python -I \\
-        /path/to/benchmarks/ppo_update_cpu_time.py --side jaxmarl --workload ippo_overcooked \\
-        --peer-scripts /tmp/peer_scripts   # JaxMARL's baselines/{MAPPO,IPPO} fetched there
+    cd /tmp && /tmp/peer/bin/python -I /path/to/benchmarks/ppo_update_cpu_time.py \\
+        --side jaxmarl --workload ippo_overcooked --peer-scripts /tmp/peer_scripts \\
+        --extra-path /tmp/peer_extra
 
-(``-I`` ignores ``PYTHONPATH``; ``--extra-path DIR`` puts DIR, e.g. one holding distrax for the
-peer, first on ``sys.path`` instead.)
+(``--peer-scripts``: JaxMARL's ``baselines/{MAPPO,IPPO}`` fetched there; ``--extra-path``: a
+folder put first on ``sys.path``, e.g. one holding distrax for the peer, since ``-I`` ignores
+``PYTHONPATH``.)
 """
 
 from __future__ import annotations
