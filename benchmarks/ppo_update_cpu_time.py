@@ -1,13 +1,36 @@
-"""CPU seconds per MAPPO-RNN update, ours or JaxMARL 0.2.0's script, one seed, 3 updates.
+"""Time per PPO update, ours or JaxMARL 0.2.0's script, one seed, compile excluded.
 
 Wall-clock throughput on a shared machine drifts with other people's load; CPU time of the
-process drifts much less, so this compares the two programs' work per update. Both sides run
-JaxMARL's published MAPPO-RNN settings (128 envs x 128 steps, 128 dense + GRU 128, 4 epochs x 4
-minibatches) as one jitted ``train`` of 3 updates, compiled first, best of 2 runs.
+process usually drifts less, so both are printed (check ``uptime`` first and say the load).
+Each side runs one seed of a workload's
+published settings as one jitted ``train`` (init + a ``lax.scan`` of ``--updates`` updates,
+vmapped over a seed axis of 1 as both training drivers do; ``--no-vmap``: without it),
+compiled first, best of ``--repeats`` calls. Ours runs ``make_train`` of the learner the train
+command builds from the same preset (the update is the one the train command's chunks scan).
+For the IPPO workloads JaxMARL's orthogonal init (seconds of LAPACK QR on a small CPU, once per
+run) is replaced by a Gaussian init of the same scale, so that the time is the updates'; its
+update program is unchanged. ``--profile DIR`` traces one more call with ``jax.profiler``
+(per-thunk times in ``DIR/plugins/profile/*/perfetto_trace.json.gz``). The host's speed can
+drift: run the sides round-robin and compare within a round. Workloads:
 
-    python benchmarks/ppo_update_cpu_time.py --side ours
-    cd /tmp && /tmp/peer/bin/python -I /path/to/benchmarks/ppo_update_cpu_time.py --side jaxmarl \
-        --peer-scripts /tmp/peer_scripts      # JaxMARL's baselines/MAPPO fetched there
+* ``mappo_rnn_mpe``: MAPPO-RNN on MPE simple_spread (128 envs x 128 steps, 128 dense + GRU
+  128, 4 epochs x 4 minibatches; JaxMARL's ``MAPPO/mappo_rnn_mpe.py``), 3 updates.
+* ``ippo_overcooked``: IPPO-FF on Overcooked (``preset=overcooked``, JaxMARL's
+  ``IPPO/ippo_ff_overcooked.py`` with ``ippo_ff_overcooked.yaml``: 16 envs x 128 steps, tanh
+  64-64, 4 epochs x 4 minibatches), ``--layout`` (default forced_coord).
+* ``ippo_mpe``: IPPO-FF on MPE simple_spread (``configs/ippo/MPE_simple_spread_v3.yaml``, the
+  same sizes as the Overcooked preset; ours only).
+
+::
+
+    python benchmarks/ppo_update_cpu_time.py --side ours --workload ippo_overcooked
+    cd /tmp && /tmp/peer/bin/python -I /path/to/benchmarks/ppo_update_cpu_time.py \\
+        --side jaxmarl --workload ippo_overcooked --peer-scripts /tmp/peer_scripts \\
+        --extra-path /tmp/peer_extra
+
+(``--peer-scripts``: JaxMARL's ``baselines/{MAPPO,IPPO}`` fetched there; ``--extra-path``: a
+folder put first on ``sys.path``, e.g. one holding distrax for the peer, since ``-I`` ignores
+``PYTHONPATH``.)
 """
 
 from __future__ import annotations
@@ -18,68 +41,149 @@ import sys
 import time
 import types
 
-import jax
+WORKLOADS = {
+    # name: (ours alg, ours preset, ours fixed overrides, env steps per update,
+    #        peer script, peer YAML)
+    "mappo_rnn_mpe": (
+        "mappo",
+        "MPE_simple_spread_v3_rnn",
+        ["critic=centralised"],
+        128 * 128,
+        "MAPPO/mappo_rnn_mpe.py",
+        "MAPPO/config/mappo_homogenous_rnn_mpe.yaml",
+    ),
+    "ippo_overcooked": (
+        "ippo",
+        "overcooked",
+        [],
+        16 * 128,
+        "IPPO/ippo_ff_overcooked.py",
+        "IPPO/config/ippo_ff_overcooked.yaml",
+    ),
+    "ippo_mpe": ("ippo", "MPE_simple_spread_v3", [], 16 * 128, None, None),
+}
 
-UPDATES = 3
-STEPS_PER_UPDATE = 128 * 128
 
-
-def ours_train(overrides):
-    from jaxmarl.baselines import ppo
+def ours_train(workload, updates, layout, overrides):
+    from jaxmarl.algorithms import algorithm
     from jaxmarl.config import load_config, preset_path
     from jaxmarl.cpu_rng import use_fast_cpu_rng
+    from jaxmarl.training.learner import make_train_from
 
     use_fast_cpu_rng()  # the update as the train command compiles it (docs/cpu_rng.md)
+    import jax
 
+    alg, preset, fixed, per_update, _, _ = WORKLOADS[workload]
+    algo = algorithm(alg)
+    extra = [f"env.env_kwargs.layout={layout}"] if workload == "ippo_overcooked" else []
     config = load_config(
-        ppo.PPOConfig,
-        preset_path("mappo", "MPE_simple_spread_v3_rnn"),
-        ["critic=centralised", f"run.total_timesteps={UPDATES * STEPS_PER_UPDATE}", *overrides],
+        algo.config_class,
+        preset_path(alg, preset),
+        [
+            *algo.fixed,
+            *fixed,
+            *extra,
+            f"run.total_timesteps={updates * per_update}",
+            *overrides,
+        ],
     )
-    return ppo.make_train(config), jax.random.key(0)
+    return make_train_from(algo.make(config)), jax.random.key(0)
 
 
-def jaxmarl_train(peer_scripts):
+def jaxmarl_train(workload, updates, layout, peer_scripts):
+    import jax
     import yaml
 
-    # JaxMARL's script logs through wandb inside the program; a no-op stands in for it.
-    sys.modules["wandb"] = types.SimpleNamespace(
-        log=lambda *a, **k: None, init=lambda *a, **k: None
-    )
-    path = f"{peer_scripts}/MAPPO/mappo_rnn_mpe.py"
-    spec = importlib.util.spec_from_file_location("jaxmarl_mappo_rnn", path)
+    # JaxMARL's scripts import hydra, omegaconf, matplotlib and wandb (the Overcooked one logs
+    # through wandb inside the program); stubs stand in for them, as in ppo_vs_jaxmarl.py.
+    def stub(name, **attrs):
+        module = types.ModuleType(name)
+        module.__dict__.update(attrs)
+        sys.modules[name] = module
+
+    stub("wandb", log=lambda *a, **k: None, init=lambda *a, **k: None)
+    stub("hydra", main=lambda *a, **k: lambda f: f)
+    stub("omegaconf", OmegaConf=types.SimpleNamespace(to_container=lambda c: c))
+    try:
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:
+        stub("matplotlib")
+        stub("matplotlib.pyplot")
+    _, _, _, per_update, script, config_path = WORKLOADS[workload]
+    if script is None:
+        raise SystemExit(f"--side jaxmarl has no script for {workload}")
+    spec = importlib.util.spec_from_file_location("jaxmarl_peer_script", f"{peer_scripts}/{script}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    with open(f"{peer_scripts}/MAPPO/config/mappo_homogenous_rnn_mpe.yaml") as f:
+    if workload != "mappo_rnn_mpe" and hasattr(module, "orthogonal"):
+        # Its init draws flax's orthogonal matrices through LAPACK QR, which takes seconds per
+        # 650 x 64 kernel on this CPU (once per run, not per update; ``--updates`` would have to
+        # be large to amortise it). A Gaussian init of the same scale keeps every update's
+        # program as it is.
+        module.orthogonal = lambda scale=1.0: jax.nn.initializers.variance_scaling(
+            float(scale) ** 2, "fan_in", "normal"
+        )
+    with open(f"{peer_scripts}/{config_path}") as f:
         config = yaml.safe_load(f)
-    config["TOTAL_TIMESTEPS"] = UPDATES * STEPS_PER_UPDATE
-    config["LR"] = float(config["LR"])  # YAML 1.1 reads "2e-3" as a string
+    for name, value in config.items():  # YAML 1.1 reads "2e-3" as a string, hydra a float
+        if isinstance(value, str):
+            try:
+                config[name] = float(value)
+            except ValueError:
+                pass
+    config["TOTAL_TIMESTEPS"] = updates * per_update
+    if workload == "ippo_overcooked":
+        from jaxmarl.environments.overcooked import overcooked_layouts
+
+        config["ENV_KWARGS"] = {**config["ENV_KWARGS"], "layout": overcooked_layouts[layout]}
     return module.make_train(config), jax.random.PRNGKey(0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("ours", "jaxmarl"), required=True)
+    parser.add_argument("--workload", choices=tuple(WORKLOADS), default="mappo_rnn_mpe")
+    parser.add_argument("--layout", default="forced_coord", help="ippo_overcooked only")
+    parser.add_argument("--updates", type=int, default=None, help="default 3 (MAPPO), else 10")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-vmap", action="store_true", help="jit train(key) without a seed axis")
     parser.add_argument("--peer-scripts", default="/tmp/peer_scripts")
+    parser.add_argument("--extra-path", default="", help="put first on sys.path (peer only)")
+    parser.add_argument(
+        "--profile", default="", help="then trace one more run into this folder (perfetto JSON)"
+    )
     parser.add_argument("overrides", nargs="*", help="key=value overrides (ours only)")
     args = parser.parse_args()
+    if args.extra_path:
+        sys.path.insert(0, args.extra_path)
+    import jax
+
+    updates = args.updates or (3 if args.workload == "mappo_rnn_mpe" else 10)
     if args.side == "ours":
-        train, key = ours_train(args.overrides)
+        train, key = ours_train(args.workload, updates, args.layout, args.overrides)
     else:
-        train, key = jaxmarl_train(args.peer_scripts)
+        train, key = jaxmarl_train(args.workload, updates, args.layout, args.peer_scripts)
+    if args.no_vmap:
+        keys = key
+    else:  # one seed, vmapped as the drivers do
+        keys, train = jax.tree.map(lambda k: k[None], key), jax.vmap(train)
     start = time.perf_counter()
-    compiled = jax.jit(train).lower(key).compile()
+    compiled = jax.jit(train).lower(keys).compile()
     compile_s = time.perf_counter() - start
-    jax.block_until_ready(compiled(key))
-    best_wall, best_cpu = float("inf"), float("inf")
-    for _ in range(2):
+    jax.block_until_ready(compiled(keys))
+    walls, cpus = [], []
+    for _ in range(args.repeats):
         wall, cpu = time.perf_counter(), time.process_time()
-        jax.block_until_ready(compiled(key))
-        best_wall = min(best_wall, time.perf_counter() - wall)
-        best_cpu = min(best_cpu, time.process_time() - cpu)
+        jax.block_until_ready(compiled(keys))
+        walls.append((time.perf_counter() - wall) / updates * 1e3)
+        cpus.append((time.process_time() - cpu) / updates * 1e3)
+    if args.profile:
+        with jax.profiler.trace(args.profile, create_perfetto_trace=True):
+            jax.block_until_ready(compiled(keys))
     print(
-        f"{args.side} MAPPO-RNN {' '.join(args.overrides)}: compile {compile_s:.1f} s, "
-        f"{best_cpu / UPDATES:.2f} CPU s/update, {best_wall / UPDATES:.2f} wall s/update"
+        f"{args.side} {args.workload} {' '.join(args.overrides)}: compile {compile_s:.1f} s, "
+        f"{updates} updates; ms/update wall best {min(walls):.1f} "
+        f"(all {', '.join(f'{w:.1f}' for w in walls)}), CPU best {min(cpus):.1f}"
     )
 
 

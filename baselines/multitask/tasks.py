@@ -35,6 +35,7 @@ from flax import struct
 
 from jaxmarl.training.config import require
 from jaxmarl.training.host.checkpoint import load_params, save_params
+from jaxmarl.training.minibatch import Minibatches
 from jaxmarl.training.sgd import sgd_epochs
 
 WEIGHTINGS = ("uniform", "loss_rate")
@@ -324,8 +325,8 @@ class TaskFns:
         collect: ``(view, runner, update) -> (runner, data, metrics)``: roll out and prepare
             the loss's data (``update`` is the ``[]`` int32 update index, e.g. for epsilon).
         loss: ``(view, minibatch) -> (loss, metrics)``.
-        minibatches: ``(key, data) -> minibatches`` with a leading ``[M]`` axis; every task
-            must give the same ``M``.
+        minibatches: ``(key, data) -> minibatches`` with a leading ``[M]`` axis, or
+            ``Minibatches``; every task must give the same ``M``.
     """
 
     collect: Callable[[Any, Any, jax.Array], tuple[Any, Any, dict]]
@@ -394,7 +395,9 @@ def make_multitask_update(
 
         def minibatches(key):
             keys = jax.random.split(key, len(names))
-            return {n: tasks[n].minibatches(k, data[n]) for n, k in zip(names, keys)}
+            return Minibatches.merge(
+                {n: tasks[n].minibatches(k, data[n]) for n, k in zip(names, keys)}
+            )
 
         params, opt_state, key, train_metrics = sgd_epochs(
             lambda p, mb: loss_fn(p, mb, weights),

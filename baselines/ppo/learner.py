@@ -39,7 +39,7 @@ from jaxmarl.networks.heads import sample_rows
 from jaxmarl.training import targets
 from jaxmarl.training.data_parallel import DataShards
 from jaxmarl.training.learner import GreedyPolicy, Learner, make_train_from
-from jaxmarl.training.minibatch import sequence_minibatches
+from jaxmarl.training.minibatch import Minibatches, sequence_deal
 from jaxmarl.training.rollout import Policy, TrainingEnv, episode_metrics, rollout, shaping_of
 from jaxmarl.training.sgd import learning_rate, sgd_epochs
 from jaxmarl.training.sweep import sweepable_optimiser
@@ -56,14 +56,15 @@ class PPOParts:
         collect: ``(params, runner, update=0) -> (runner, Rollout, metrics)``: one rollout
             (``update``: updates done, for the env's reward shaping) with
             advantages and value targets.
-        minibatches: ``(key, Rollout) -> PPOMinibatch`` with a leading ``[M]`` axis.
+        minibatches: ``(key, Rollout) -> Minibatches`` of ``PPOMinibatch`` (``.stacked()``:
+            one ``PPOMinibatch`` with a leading ``[M]`` axis).
         loss_fn: ``(params, PPOMinibatch) -> (loss, metrics)``.
         greedy_policy, initial_carry: as in ``Learner``.
     """
 
     init_params: Callable[[jax.Array, jax.Array], tuple[Any, Runner]]
     collect: Callable[..., tuple[Runner, Rollout, dict[str, jax.Array]]]
-    minibatches: Callable[[jax.Array, Rollout], PPOMinibatch]
+    minibatches: Callable[[jax.Array, Rollout], Minibatches]
     loss_fn: Callable[[Any, PPOMinibatch], tuple[jax.Array, dict[str, jax.Array]]]
     greedy_policy: GreedyPolicy
     initial_carry: Callable[[int], tuple[jax.Array, jax.Array]]
@@ -201,7 +202,10 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
         seq = lambda x: x.reshape((config.num_steps, groups, layout.shared, *x.shape[3:]))
         return PPOBatch(
             obs=seq(trajectory.inputs.obs),
-            critic_input=merge_axes(layout.inputs(env, trajectory.inputs), 1),  # [T, B*c, ...]
+            # [T, B*c, ...]; a local critic reads ``obs``, which is not stored twice.
+            critic_input=merge_axes(layout.inputs(env, trajectory.inputs), 1)
+            if layout.centralised
+            else None,
             avail_actions=seq(trajectory.inputs.avail_actions),
             first=seq(_per_agent(trajectory.inputs.first, num_agents)),
             action=seq(trajectory.action),
@@ -242,20 +246,25 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
     # still holds one step of every agent, in agent order, which the per-agent network needs).
     together = 1 if config.share_parameters else num_agents
 
-    def minibatches(key: jax.Array, batch: Rollout) -> PPOMinibatch:
+    def minibatches(key: jax.Array, batch: Rollout) -> Minibatches:
         steps = batch.steps
         carries = (batch.actor_carry.reshape((groups, layout.shared, -1)), batch.critic_carry)
         if together > 1:  # [T, G, ...] -> [T, G / A, A, ...], carries [G, ...] -> [G / A, A, ...]
             steps = jax.tree.map(lambda x: _split_axis(x, 1, together), steps)
             carries = jax.tree.map(lambda x: _split_axis(x, 0, together), carries)
-        steps, carries = sequence_minibatches(
+        dealt = sequence_deal(
             key, steps, carries, config.num_minibatches, config.network.recurrent, data
         )
-        if together > 1:  # merge the agents back: [M, T, G_m, A, ...] -> [M, T, G_m * A, ...]
-            steps = jax.tree.map(lambda x: merge_axes(x, 2), steps)
-            carries = jax.tree.map(lambda x: merge_axes(x, 1), carries)
-        actor_carry, critic_carry = carries
-        return PPOMinibatch(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
+
+        def minibatch(dealt_one) -> PPOMinibatch:
+            steps, carries = dealt_one
+            if together > 1:  # merge the agents back: [T, G_m, A, ...] -> [T, G_m * A, ...]
+                steps = jax.tree.map(lambda x: merge_axes(x, 1), steps)
+                carries = jax.tree.map(lambda x: merge_axes(x, 0), carries)
+            actor_carry, critic_carry = carries
+            return PPOMinibatch(steps=steps, actor_carry=actor_carry, critic_carry=critic_carry)
+
+        return dealt.map(minibatch)
 
     return PPOParts(
         init_params=init_params,

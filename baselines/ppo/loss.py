@@ -22,14 +22,16 @@ class PPOBatch:
     world state alone).
 
     Attributes:
-        obs: ``[T, G, a, D]`` actor input.  critic_input: ``[T, G, C]``.
+        obs: ``[T, G, a, D]`` actor input.  critic_input: ``[T, G, C]``, or ``None`` when
+        the critic reads the actor's input (a local critic, ``a = 1``), so that minibatches
+        do not move the observations twice.
         avail_actions: ``[T, G, a, num_actions]`` bool.  first: ``[T, G, a]`` bool.
         action: ``[T, G, a]`` or ``[T, G, a, d]``.  log_prob, value: ``[T, G, a]`` at
         collection time.  advantages, value_targets: ``[T, G, a]``.
     """
 
     obs: jax.Array
-    critic_input: jax.Array
+    critic_input: jax.Array | None
     avail_actions: jax.Array
     first: jax.Array
     action: jax.Array
@@ -78,8 +80,9 @@ def ppo_loss(
         agents(steps.first),
         agents(steps.avail_actions),
     )
+    critic_input = agents(steps.obs) if steps.critic_input is None else steps.critic_input
     _, values = network.value(
-        params, minibatch.critic_carry, steps.critic_input, steps.first[..., 0]
+        params, minibatch.critic_carry, critic_input, steps.first[..., 0]
     )  # [T, G]
     values = jnp.broadcast_to(values[..., None], steps.value_targets.shape)
     advantages = steps.advantages

@@ -31,7 +31,7 @@ from jaxmarl.baselines.q_learning.acting import greedy_actions
 from jaxmarl.baselines.q_learning.config import QCommonConfig
 from jaxmarl.networks.q_network import QNetwork
 from jaxmarl.training.data_parallel import SINGLE, DataShards
-from jaxmarl.training.minibatch import sequence_minibatches
+from jaxmarl.training.minibatch import Minibatches, sequence_deal
 from jaxmarl.training.rollout import Policy, TrainingEnv, rollout
 from jaxmarl.training.types import Runner, StepInput, Transition
 
@@ -279,10 +279,10 @@ def collect_sequence(
 
 def sequence_minibatches_of(
     key: jax.Array, sequence: QSequence, num_minibatches: int, data: DataShards = SINGLE
-) -> QSequence:
-    """``num_minibatches`` minibatches of whole env sequences, each with its start carries
-    (leaves ``[M, ...]``; ``data``: this device's share of them)."""
-    steps, carries = sequence_minibatches(
+) -> Minibatches:
+    """``num_minibatches`` minibatches of whole env sequences, each a ``QSequence`` with its
+    start carries (``data``: this device's share of them; ``.stacked()``: leaves ``[M, ...]``)."""
+    dealt = sequence_deal(
         key, sequence.replace(carry=None), sequence.carry, num_minibatches, True, data
     )
-    return steps.replace(carry=carries)
+    return dealt.map(lambda minibatch: minibatch[0].replace(carry=minibatch[1]))

@@ -11,16 +11,68 @@ contiguous share of whole blocks builds its part of every minibatch from its own
 own block indices, with no data exchanged, and the union over devices is exactly the minibatch
 one device would build (``jaxmarl.training.data_parallel``). One rule serves one device and
 many, so results do not depend on the device count.
+
+The deal is lazy (``Minibatches``): it draws every minibatch's unit indices up front, and the
+SGD loop (``jaxmarl.training.sgd``) gathers minibatch ``m`` from the batch when it reaches it.
+Stacking all ``M`` minibatches first and slicing them in the loop gives the same numbers but
+moves the whole batch through memory twice more per epoch (the stacked copy, then each
+slice), which on CPU costs more than the gradients when observations are wide.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from jaxmarl.training.data_parallel import SINGLE, DataShards
+
+
+@dataclasses.dataclass(frozen=True)
+class Minibatches:
+    """``M`` minibatches, each gathered from the batch only when asked for.
+
+    Attributes:
+        index: a pytree with a leading ``[M]`` axis on every leaf (what the SGD loop scans).
+        build: ``index[m] -> minibatch m`` (gathers from the batch it closes over).
+    """
+
+    index: Any
+    build: Callable[[Any], Any]
+
+    @classmethod
+    def of(cls, minibatches: Any) -> Minibatches:
+        """``minibatches`` as they are if lazy; a stacked pytree ``[M, ...]`` wrapped."""
+        if isinstance(minibatches, Minibatches):
+            return minibatches
+        return cls(minibatches, lambda minibatch: minibatch)
+
+    @classmethod
+    def merge(cls, parts: Mapping[str, Any]) -> Minibatches:
+        """One ``Minibatches`` of dicts from a dict of them (lazy or stacked; the same ``M``):
+        minibatch ``m`` is ``{name: minibatch m of parts[name]}``."""
+        lazy = {name: cls.of(part) for name, part in parts.items()}
+        return cls(
+            {name: part.index for name, part in lazy.items()},
+            lambda index: {name: part.build(index[name]) for name, part in lazy.items()},
+        )
+
+    def map(self, fn: Callable[[Any], Any]) -> Minibatches:
+        """The same minibatches with ``fn`` applied to each one as it is built."""
+        return Minibatches(self.index, lambda index: fn(self.build(index)))
+
+    def stacked(self) -> Any:
+        """Every minibatch at once, leaves ``[M, ...]`` (the same values ``build`` gives)."""
+        return jax.vmap(self.build)(self.index)
+
+
+def _take(leaf: jax.Array, index: jax.Array, axis: int) -> jax.Array:
+    # The indices are in range by construction; "clip" is XLA's own gather (jnp.take's default
+    # "fill" adds a select on every element gathered, for out-of-range indices).
+    return jnp.take(leaf, index, axis=axis, mode="clip", unique_indices=True)
 
 
 def block_deal(key: jax.Array, num_units: int, num_minibatches: int, first_unit=0) -> jax.Array:
@@ -52,22 +104,36 @@ def deal(key: jax.Array, batch: Any, num_minibatches: int, axis: int = 0, first_
     Every leaf must have the same size along ``axis``. Returns the same pytree with leaves
     ``[M, ...]``, the ``axis`` dimension becoming ``U / M`` (at position ``axis + 1``).
     """
+    return lazy_deal(key, batch, num_minibatches, axis, first_unit).stacked()
+
+
+def lazy_deal(
+    key: jax.Array, batch: Any, num_minibatches: int, axis: int = 0, first_unit=0
+) -> Minibatches:
+    """``deal`` as ``Minibatches``: minibatch ``m`` has ``batch``'s leaves with the ``axis``
+    dimension ``U / M`` (no leading ``[M]``)."""
     sizes = {leaf.shape[axis] for leaf in jax.tree.leaves(batch)}
     if len(sizes) != 1:
         raise ValueError(f"all leaves need the same size along axis {axis}, got {sizes}")
     (units,) = sizes
     index = block_deal(key, units, num_minibatches, first_unit)
-    return jax.tree.map(lambda leaf: jnp.moveaxis(jnp.take(leaf, index, axis=axis), axis, 0), batch)
+    return Minibatches(index, lambda i: jax.tree.map(lambda leaf: _take(leaf, i, axis), batch))
 
 
-def sequence_minibatches(
+def sequence_minibatches(*args, **kwargs) -> tuple[Any, Any]:
+    """``sequence_deal``'s minibatches stacked (same arguments): ``(steps [M, T', N', ...],
+    carries [M, N', ...])``."""
+    return sequence_deal(*args, **kwargs).stacked()
+
+
+def sequence_deal(
     key: jax.Array,
     steps: Any,
     carries: Any,
     num_minibatches: int,
     recurrent: bool,
     data: DataShards = SINGLE,
-) -> tuple[Any, Any]:
+) -> Minibatches:
     """Minibatches of time-major data ``[T, N, ...]`` with recurrent states ``[N, ...]``.
 
     Recurrent: ``N / M`` whole sequences each, with their initial states. Feed-forward: every
@@ -78,23 +144,28 @@ def sequence_minibatches(
     ``data``: the ``N`` sequences here are this device's share of a split batch.
 
     Returns:
-        ``(steps [M, T', N', ...], carries [M, N', ...])``.
+        ``Minibatches`` of ``(steps [T', N', ...], carries [N', ...])``.
     """
     num_steps, num_seqs = jax.tree.leaves(steps)[0].shape[:2]
     if recurrent:
         first = data.first(num_seqs * data.count)
         # States ride along as a length-1 time axis so one deal moves everything.
-        split_steps, split_carries = deal(
+        dealt = lazy_deal(
             key, (steps, jax.tree.map(lambda c: c[None], carries)), num_minibatches, 1, first
         )
-        return split_steps, jax.tree.map(lambda c: c[:, 0], split_carries)
-    # Sequence-major samples: this device's are a contiguous range of the global ones.
-    samples = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1).reshape((-1, *x.shape[2:])), steps)
+        return dealt.map(lambda mb: (mb[0], jax.tree.map(lambda c: c[0], mb[1])))
+    # Sequence-major samples (sample u is step u % T of sequence u // T): this device's are a
+    # contiguous range of the global ones. They are gathered straight from the time-major
+    # rows (row t * N + n), so the batch is never transposed.
     first = data.first(num_seqs * data.count) * num_steps
-    split = deal(key, samples, num_minibatches, 0, first)  # [M, S, ...]
-    split = jax.tree.map(lambda x: x[:, None], split)  # [M, 1, S, ...]
-    size = jax.tree.leaves(split)[0].shape[2]
-    zeros = jax.tree.map(
-        lambda c: jnp.zeros((num_minibatches, size, *c.shape[1:]), c.dtype), carries
-    )
-    return split, zeros
+    index = block_deal(key, num_seqs * num_steps, num_minibatches, first)  # [M, S]
+    rows = (index % num_steps) * num_seqs + index // num_steps
+    flat = jax.tree.map(lambda x: x.reshape((-1, *x.shape[2:])), steps)  # [T * N, ...]
+    size = rows.shape[1]
+
+    def build(rows_m):
+        split = jax.tree.map(lambda x: _take(x, rows_m, 0)[None], flat)  # [1, S, ...]
+        zeros = jax.tree.map(lambda c: jnp.zeros((size, *c.shape[1:]), c.dtype), carries)
+        return split, zeros
+
+    return Minibatches(rows, build)

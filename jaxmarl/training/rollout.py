@@ -8,8 +8,10 @@ env (``[B]``: an env's randomness is its own, whichever device holds it; see
 ``jaxmarl.training.data_parallel``) and returns
 actions ``[B, A]`` (or ``[B, A, d]``) and per-step extras such as ``log_prob`` and ``value``
 (``[B, A]``). Optionally ``bootstrap(carry, terminal_inputs) -> [B, A]`` values the *real* last
-observation of each step (before the auto-reset); it is stored as ``extras["bootstrap_value"]``
-and used for truncated episodes. Learners that value those observations later (Q-learning
+observation of each step (before the auto-reset) with the policy carry after that step; it is
+stored as ``extras["bootstrap_value"]`` and used for truncated episodes. It runs once, on all
+``T`` steps, after the loop (the loop records each step's pre-reset inputs and carry), so it
+must be a pure function of its arguments. Learners that value those observations later (Q-learning
 replays them against a changing target network) ask for them with ``record_terminal=True``
 instead: they are stored as ``extras["terminal_inputs"]``, a ``StepInput`` per step (valid where
 the episode ended).
@@ -36,6 +38,7 @@ Bootstrap = Callable[[Any, StepInput], jax.Array]
 
 _LOG_KEYS = ("returned_episode", "returned_episode_returns", "returned_episode_lengths")
 _RESERVED_INFOS = {"terminated", "truncated", "terminal_obs", "terminal_state", *_LOG_KEYS}
+_BOOTSTRAP_CARRY = "_bootstrap_carry"  # the policy carry after each step, for ``bootstrap``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,13 +174,11 @@ def rollout(
             )
         extras = dict(extras)
         if need_terminal:
-            terminal_inputs = env.inputs(
+            extras["terminal_inputs"] = env.inputs(
                 infos["terminal_obs"], infos["terminal_state"], jnp.zeros_like(runner.first)
             )
             if bootstrap is not None:
-                extras["bootstrap_value"] = bootstrap(carry, terminal_inputs)
-            if record_terminal:
-                extras["terminal_inputs"] = terminal_inputs
+                extras[_BOOTSTRAP_CARRY] = carry
         env_infos = {
             name: value
             for name, value in infos.items()
@@ -212,6 +213,15 @@ def rollout(
         per_env(jax.random.split(env_key, num_steps)),
     )
     last, trajectory = jax.lax.scan(body, runner.replace(key=None), step_keys)
+    if need_terminal:
+        extras = dict(trajectory.extras)
+        terminal = extras["terminal_inputs"] if record_terminal else extras.pop("terminal_inputs")
+        if bootstrap is not None:
+            # All T steps valued in one batched call after the loop: one product of T * B rows
+            # instead of T small ones inside it.
+            carries = extras.pop(_BOOTSTRAP_CARRY)
+            extras["bootstrap_value"] = jax.vmap(bootstrap)(carries, terminal)
+        trajectory = trajectory.replace(extras=extras)
     return last.replace(key=key), trajectory
 
 

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxmarl.training.data_parallel import SINGLE, DataShards
+from jaxmarl.training.minibatch import Minibatches
 
 LR_DECAYS = ("linear", "cosine")
 
@@ -61,7 +62,8 @@ def sgd_epochs(
         optimiser: an optax transformation.
         params, opt_state: current parameters and optimiser state.
         key: PRNG key for shuffling (returned advanced).
-        make_minibatches: ``key -> minibatches`` with a leading ``[M]`` axis on every leaf.
+        make_minibatches: ``key -> minibatches``: a pytree with a leading ``[M]`` axis on every
+            leaf, or ``Minibatches`` (each minibatch gathered when its step comes).
         num_epochs: passes over the data.
         data: with a data split, each device's minibatches are its share of the global ones;
             gradients and metrics are averaged over the devices (so parameters stay equal).
@@ -75,16 +77,17 @@ def sgd_epochs(
         params, opt_state, key = carry
         key, shuffle_key = jax.random.split(key)
 
-        def step(carry, minibatch):
+        minibatches = Minibatches.of(make_minibatches(shuffle_key))
+
+        def step(carry, index):
             params, opt_state = carry
+            minibatch = minibatches.build(index)
             grads, metrics = data.mean(jax.grad(loss_fn, has_aux=True)(params, minibatch))
             updates, opt_state = optimiser.update(grads, opt_state, params)
             metrics = {**metrics, "grad_norm": optax.tree.norm(grads)}
             return (optax.apply_updates(params, updates), opt_state), metrics
 
-        (params, opt_state), metrics = jax.lax.scan(
-            step, (params, opt_state), make_minibatches(shuffle_key)
-        )
+        (params, opt_state), metrics = jax.lax.scan(step, (params, opt_state), minibatches.index)
         return (params, opt_state, key), metrics
 
     (params, opt_state, key), metrics = jax.lax.scan(

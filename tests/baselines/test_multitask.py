@@ -123,7 +123,7 @@ def test_gradients_reach_the_trunk_and_stay_in_their_task():
         def task_grad(state, name=name):
             view = task_view(state.params, name)
             _, data, _ = fns[name].collect(view, state.runners[name], state.update)
-            batches = fns[name].minibatches(jax.random.key(2), data)
+            batches = fns[name].minibatches(jax.random.key(2), data).stacked()
             minibatch = jax.tree.map(lambda x: x[0], batches)
 
             def loss(params):

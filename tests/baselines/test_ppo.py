@@ -178,7 +178,7 @@ def test_world_state_critic_runs_once_per_env_and_keeps_env_agents_together(trun
     np.testing.assert_array_equal(
         steps.value, jnp.broadcast_to(steps.value[..., :1], steps.value.shape)
     )
-    minibatches = parts.minibatches(jax.random.key(3), data)
+    minibatches = parts.minibatches(jax.random.key(3), data).stacked()
     # MPE's world state is the agents' observations concatenated: in every minibatch each
     # critic row must sit next to exactly its own env's agents.
     obs = minibatches.steps.obs
@@ -198,7 +198,7 @@ def test_world_state_critic_loss_equals_per_agent_evaluation():
     )
     learner, network, parts, params, data = _collected(config)
     agents = learner.env.batch.num_agents
-    minibatch = jax.tree.map(lambda x: x[0], parts.minibatches(jax.random.key(0), data))
+    minibatch = jax.tree.map(lambda x: x[0], parts.minibatches(jax.random.key(0), data).stacked())
 
     def per_agent_loss(params, minibatch):
         mb, a_carry, c_carry = minibatch.steps, minibatch.actor_carry, minibatch.critic_carry

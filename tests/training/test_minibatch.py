@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from jaxmarl.training.data_parallel import DATA_AXIS, DataShards
-from jaxmarl.training.minibatch import block_deal, deal, sequence_minibatches
+from jaxmarl.training.minibatch import (
+    Minibatches,
+    block_deal,
+    deal,
+    sequence_deal,
+    sequence_minibatches,
+)
 
 
 @pytest.mark.parametrize("units, m", [(4, 4), (12, 3), (384, 4), (6144, 8)])
@@ -67,6 +73,33 @@ def test_sequence_minibatches_keep_sequences_or_split_samples():
     assert flat["x"].shape == (2, 1, 6) and zeros.shape == (2, 6, 2)
     assert sorted(np.asarray(flat["x"]).ravel().tolist()) == list(range(12))
     assert float(jnp.abs(zeros).sum()) == 0.0
+
+
+def test_feed_forward_samples_are_dealt_in_sequence_major_order():
+    # Gathered straight from the time-major rows, yet sample u is step u % T of sequence
+    # u // T, dealt by block_deal: the same minibatches as dealing the transposed batch.
+    steps = {"x": jnp.arange(6 * 8 * 2).reshape(6, 8, 2)}  # [T=6, N=8, 2]
+    key = jax.random.key(5)
+    flat, _ = sequence_minibatches(key, steps, jnp.zeros((8, 1)), 4, recurrent=False)
+    samples = jnp.swapaxes(steps["x"], 0, 1).reshape(48, 2)
+    np.testing.assert_array_equal(flat["x"][:, 0], deal(key, samples, 4))
+
+
+@pytest.mark.parametrize("recurrent", [True, False])
+def test_lazy_minibatches_build_the_stacked_ones_one_at_a_time(recurrent):
+    steps = {"x": jnp.arange(6 * 8.0).reshape(6, 8), "y": jnp.arange(6 * 8 * 3).reshape(6, 8, 3)}
+    carries = jnp.arange(8.0)[:, None] * jnp.ones((8, 2))
+    key = jax.random.key(4)
+    dealt = sequence_deal(key, steps, carries, 4, recurrent)
+    stacked = sequence_minibatches(key, steps, carries, 4, recurrent)
+    for m in range(4):
+        one = jax.jit(dealt.build)(jax.tree.map(lambda i, m=m: i[m], dealt.index))
+        jax.tree.map(lambda a, b, m=m: np.testing.assert_array_equal(a, b[m]), one, stacked)
+    # Merged with an already stacked pytree: minibatch m of each, by name.
+    merged = Minibatches.merge({"lazy": dealt, "stacked": {"z": jnp.arange(4)}})
+    both = merged.build(jax.tree.map(lambda i: i[2], merged.index))
+    np.testing.assert_array_equal(both["lazy"][0]["x"], stacked[0]["x"][2])
+    assert int(both["stacked"]["z"]) == 2
 
 
 @pytest.mark.parametrize("recurrent", [True, False])
