@@ -20,6 +20,9 @@ drift: run the sides round-robin and compare within a round. Workloads:
   64-64, 4 epochs x 4 minibatches), ``--layout`` (default forced_coord).
 * ``ippo_mpe``: IPPO-FF on MPE simple_spread (``configs/ippo/MPE_simple_spread_v3.yaml``, the
   same sizes as the Overcooked preset; ours only).
+* ``ippo_hanabi``: IPPO-FF on 2-player Hanabi (``configs/ippo/hanabi.yaml``, JaxMARL's
+  ``IPPO/ippo_ff_hanabi.py`` with ``ippo_ff_hanabi.yaml``: 1024 envs x 128 steps, relu 512-512,
+  4 epochs x 4 minibatches); ``--num-envs`` shrinks the batch on both sides alike.
 
 ::
 
@@ -61,10 +64,18 @@ WORKLOADS = {
         "IPPO/config/ippo_ff_overcooked.yaml",
     ),
     "ippo_mpe": ("ippo", "MPE_simple_spread_v3", [], 16 * 128, None, None),
+    "ippo_hanabi": (
+        "ippo",
+        "hanabi",
+        [],
+        1024 * 128,
+        "IPPO/ippo_ff_hanabi.py",
+        "IPPO/config/ippo_ff_hanabi.yaml",
+    ),
 }
 
 
-def ours_train(workload, updates, layout, overrides):
+def ours_train(workload, updates, layout, overrides, num_envs=None):
     from jaxmarl.algorithms import algorithm
     from jaxmarl.config import load_config, preset_path
     from jaxmarl.cpu_rng import use_fast_cpu_rng
@@ -76,6 +87,9 @@ def ours_train(workload, updates, layout, overrides):
     alg, preset, fixed, per_update, _, _ = WORKLOADS[workload]
     algo = algorithm(alg)
     extra = [f"env.env_kwargs.layout={layout}"] if workload == "ippo_overcooked" else []
+    if num_envs:
+        per_update = per_update // _preset_envs(workload) * num_envs
+        extra.append(f"env.num_envs={num_envs}")
     config = load_config(
         algo.config_class,
         preset_path(alg, preset),
@@ -90,7 +104,14 @@ def ours_train(workload, updates, layout, overrides):
     return make_train_from(algo.make(config)), jax.random.key(0)
 
 
-def jaxmarl_train(workload, updates, layout, peer_scripts):
+def _preset_envs(workload):
+    """Envs per update of the workload as published (``env steps per update / steps``)."""
+    return {"mappo_rnn_mpe": 128, "ippo_overcooked": 16, "ippo_mpe": 16, "ippo_hanabi": 1024}[
+        workload
+    ]
+
+
+def jaxmarl_train(workload, updates, layout, peer_scripts, num_envs=None):
     import jax
     import yaml
 
@@ -131,6 +152,9 @@ def jaxmarl_train(workload, updates, layout, peer_scripts):
                 config[name] = float(value)
             except ValueError:
                 pass
+    if num_envs:
+        per_update = per_update // _preset_envs(workload) * num_envs
+        config["NUM_ENVS"] = num_envs
     config["TOTAL_TIMESTEPS"] = updates * per_update
     if workload == "ippo_overcooked":
         from jaxmarl.environments.overcooked import overcooked_layouts
@@ -144,6 +168,12 @@ def main() -> None:
     parser.add_argument("--side", choices=("ours", "jaxmarl"), required=True)
     parser.add_argument("--workload", choices=tuple(WORKLOADS), default="mappo_rnn_mpe")
     parser.add_argument("--layout", default="forced_coord", help="ippo_overcooked only")
+    parser.add_argument(
+        "--num-envs",
+        type=int,
+        default=None,
+        help="envs per update on both sides (default: the preset's)",
+    )
     parser.add_argument("--updates", type=int, default=None, help="default 3 (MAPPO), else 10")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-vmap", action="store_true", help="jit train(key) without a seed axis")
@@ -160,9 +190,11 @@ def main() -> None:
 
     updates = args.updates or (3 if args.workload == "mappo_rnn_mpe" else 10)
     if args.side == "ours":
-        train, key = ours_train(args.workload, updates, args.layout, args.overrides)
+        train, key = ours_train(args.workload, updates, args.layout, args.overrides, args.num_envs)
     else:
-        train, key = jaxmarl_train(args.workload, updates, args.layout, args.peer_scripts)
+        train, key = jaxmarl_train(
+            args.workload, updates, args.layout, args.peer_scripts, args.num_envs
+        )
     if args.no_vmap:
         keys = key
     else:  # one seed, vmapped as the drivers do

@@ -22,9 +22,9 @@ class PPOBatch:
     world state alone).
 
     Attributes:
-        obs: ``[T, G, a, D]`` actor input.  critic_input: ``[T, G, C]``, or ``None`` when
-        the critic reads the actor's input (a local critic, ``a = 1``), so that minibatches
-        do not move the observations twice.
+        obs: ``[T, G, a, D]`` actor input.
+        critic_input: ``[T, G, C]``, or ``None`` when the critic reads the actor's input (a
+            local critic, ``a = 1``), so that minibatches do not move the observations twice.
         avail_actions: ``[T, G, a, num_actions]`` bool.  first: ``[T, G, a]`` bool.
         action: ``[T, G, a]`` or ``[T, G, a, d]``.  log_prob, value: ``[T, G, a]`` at
         collection time.  advantages, value_targets: ``[T, G, a]``.
