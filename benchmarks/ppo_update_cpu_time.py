@@ -45,13 +45,13 @@ import time
 import types
 
 WORKLOADS = {
-    # name: (ours alg, ours preset, ours fixed overrides, env steps per update,
+    # name: (ours alg, ours preset, ours fixed overrides, (envs, steps) per update,
     #        peer script, peer YAML)
     "mappo_rnn_mpe": (
         "mappo",
         "MPE_simple_spread_v3_rnn",
         ["critic=centralised"],
-        128 * 128,
+        (128, 128),
         "MAPPO/mappo_rnn_mpe.py",
         "MAPPO/config/mappo_homogenous_rnn_mpe.yaml",
     ),
@@ -59,16 +59,16 @@ WORKLOADS = {
         "ippo",
         "overcooked",
         [],
-        16 * 128,
+        (16, 128),
         "IPPO/ippo_ff_overcooked.py",
         "IPPO/config/ippo_ff_overcooked.yaml",
     ),
-    "ippo_mpe": ("ippo", "MPE_simple_spread_v3", [], 16 * 128, None, None),
+    "ippo_mpe": ("ippo", "MPE_simple_spread_v3", [], (16, 128), None, None),
     "ippo_hanabi": (
         "ippo",
         "hanabi",
         [],
-        1024 * 128,
+        (1024, 128),
         "IPPO/ippo_ff_hanabi.py",
         "IPPO/config/ippo_ff_hanabi.yaml",
     ),
@@ -84,11 +84,11 @@ def ours_train(workload, updates, layout, overrides, num_envs=None):
     use_fast_cpu_rng()  # the update as the train command compiles it (docs/cpu_rng.md)
     import jax
 
-    alg, preset, fixed, per_update, _, _ = WORKLOADS[workload]
+    alg, preset, fixed, (envs, steps), _, _ = WORKLOADS[workload]
+    per_update = (num_envs or envs) * steps
     algo = algorithm(alg)
     extra = [f"env.env_kwargs.layout={layout}"] if workload == "ippo_overcooked" else []
     if num_envs:
-        per_update = per_update // _preset_envs(workload) * num_envs
         extra.append(f"env.num_envs={num_envs}")
     config = load_config(
         algo.config_class,
@@ -102,13 +102,6 @@ def ours_train(workload, updates, layout, overrides, num_envs=None):
         ],
     )
     return make_train_from(algo.make(config)), jax.random.key(0)
-
-
-def _preset_envs(workload):
-    """Envs per update of the workload as published (``env steps per update / steps``)."""
-    return {"mappo_rnn_mpe": 128, "ippo_overcooked": 16, "ippo_mpe": 16, "ippo_hanabi": 1024}[
-        workload
-    ]
 
 
 def jaxmarl_train(workload, updates, layout, peer_scripts, num_envs=None):
@@ -130,7 +123,8 @@ def jaxmarl_train(workload, updates, layout, peer_scripts, num_envs=None):
     except ImportError:
         stub("matplotlib")
         stub("matplotlib.pyplot")
-    _, _, _, per_update, script, config_path = WORKLOADS[workload]
+    _, _, _, (envs, steps), script, config_path = WORKLOADS[workload]
+    per_update = (num_envs or envs) * steps
     if script is None:
         raise SystemExit(f"--side jaxmarl has no script for {workload}")
     spec = importlib.util.spec_from_file_location("jaxmarl_peer_script", f"{peer_scripts}/{script}")
@@ -153,7 +147,6 @@ def jaxmarl_train(workload, updates, layout, peer_scripts, num_envs=None):
             except ValueError:
                 pass
     if num_envs:
-        per_update = per_update // _preset_envs(workload) * num_envs
         config["NUM_ENVS"] = num_envs
     config["TOTAL_TIMESTEPS"] = updates * per_update
     if workload == "ippo_overcooked":

@@ -4,7 +4,7 @@ Many envs in parallel give decorrelated on-policy data, layer norm keeps the boo
 stable, so PQN learns from each rollout right away: ``num_steps`` epsilon-greedy steps of
 ``env.num_envs`` envs, TD(lambda) targets computed with the current network (gradient stopped),
 then ``num_epochs`` passes of ``num_minibatches`` minibatches of whole env sequences, exactly
-like PPO's optimisation loop (``sgd_epochs``, ``sequence_minibatches``).
+like PPO's optimisation loop (``sgd_epochs``, ``sequence_deal``).
 
 Everything else is the Q-learning core of ``jaxmarl.baselines.q_learning`` (network, mixer,
 masked epsilon-greedy, ``td_loss`` with ``target_params=None``); ``alg=pqn_vdn`` fixes

@@ -4,8 +4,7 @@
 # benchmarks/mabrax_ippo.py, stopped after DEADLINE_MIN minutes. Needs benchmarks/device/setup.sh
 # (ours) with .whl/mujoco carried (device/prepare.sh fills it). Writes $OUT/metrics.jsonl,
 # $OUT/timing.json and the driver's report ($OUT/mabrax_ippo.md, .png): the curve so far and
-# the extrapolated time of the whole horizon on this GPU. On the 2-core CPU one seed took 9.3 s
-# an update (19,200 env steps), 1.4 h for 1e7; on a GPU this call measures it.
+# the extrapolated time of the whole horizon on this GPU (the CPU's: results/mabrax_ippo.md).
 #
 #   bash benchmarks/device/mabrax_learning.sh [SEEDS DEADLINE_MIN]
 set -uo pipefail

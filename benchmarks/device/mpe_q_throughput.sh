@@ -8,9 +8,7 @@
 #
 #   bash benchmarks/device/mpe_q_throughput.sh [STEPS SEEDS]
 #
-# On the H100 (2026-11-24), QMIX at 400k x 3 took 55 s of wall time on our side (21 s compile,
-# 6 s training) and 70 s on JaxMARL's (32 s compile, 15 s training), so the two algorithms'
-# four runs should take ~4-5 minutes.
+# Sizing: benchmarks/README.md ("On a lent GPU").
 set -uo pipefail
 steps=${1:-400000} seeds=${2:-3}
 source "$(dirname "$0")/common.sh"

@@ -121,8 +121,8 @@ def lazy_deal(
 
 
 def sequence_minibatches(*args, **kwargs) -> tuple[Any, Any]:
-    """``sequence_deal``'s minibatches stacked (same arguments): ``(steps [M, T', N', ...],
-    carries [M, N', ...])``."""
+    """``sequence_deal(*args, **kwargs)`` stacked, as before the lazy deal:
+    ``(steps [M, T', N', ...], carries [M, N', ...])``."""
     return sequence_deal(*args, **kwargs).stacked()
 
 

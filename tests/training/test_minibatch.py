@@ -86,15 +86,30 @@ def test_feed_forward_samples_are_dealt_in_sequence_major_order():
 
 
 @pytest.mark.parametrize("recurrent", [True, False])
-def test_lazy_minibatches_build_the_stacked_ones_one_at_a_time(recurrent):
+def test_lazy_minibatches_gather_what_the_block_deal_names(recurrent):
+    # Reference written with NumPy from block_deal's indices alone (the eager deal before the
+    # lazy one): recurrent minibatch m is sequences idx[m] with their carries; feed-forward
+    # minibatch m is samples idx[m] of the sequence-major order (sample u = step u % T of
+    # sequence u // T), with zero carries.
     steps = {"x": jnp.arange(6 * 8.0).reshape(6, 8), "y": jnp.arange(6 * 8 * 3).reshape(6, 8, 3)}
     carries = jnp.arange(8.0)[:, None] * jnp.ones((8, 2))
     key = jax.random.key(4)
     dealt = sequence_deal(key, steps, carries, 4, recurrent)
-    stacked = sequence_minibatches(key, steps, carries, 4, recurrent)
+    x, y, c = (np.asarray(a) for a in (steps["x"], steps["y"], carries))
+    if recurrent:
+        idx = np.asarray(block_deal(key, 8, 4))
+        expected = [({"x": x[:, i], "y": y[:, i]}, c[i]) for i in idx]
+    else:
+        idx = np.asarray(block_deal(key, 48, 4))
+        xs, ys = x.T.reshape(48), np.swapaxes(y, 0, 1).reshape(48, 3)
+        expected = [({"x": xs[i][None], "y": ys[i][None]}, np.zeros((12, 2))) for i in idx]
     for m in range(4):
         one = jax.jit(dealt.build)(jax.tree.map(lambda i, m=m: i[m], dealt.index))
-        jax.tree.map(lambda a, b, m=m: np.testing.assert_array_equal(a, b[m]), one, stacked)
+        jax.tree.map(np.testing.assert_array_equal, one, expected[m])
+    stacked = sequence_minibatches(key, steps, carries, 4, recurrent)
+    jax.tree.map(
+        np.testing.assert_array_equal, stacked, jax.tree.map(lambda *a: np.stack(a), *expected)
+    )
     # Merged with an already stacked pytree: minibatch m of each, by name.
     merged = Minibatches.merge({"lazy": dealt, "stacked": {"z": jnp.arange(4)}})
     both = merged.build(jax.tree.map(lambda i: i[2], merged.index))

@@ -78,3 +78,27 @@ def test_without_record_terminal_time_limits_are_terminations():
     assert sequence.terminal_inputs is None and sequence.terminal_step is None
     np.testing.assert_array_equal(sequence.terminated, sequence.done)
     assert bool(jnp.all(sequence.done[2]))
+
+
+def test_bootstrap_values_each_steps_pre_reset_observation_with_that_steps_carry():
+    # The bootstrap runs once after the loop on every step's recorded inputs and carry: it must
+    # see step t's pre-reset observation (counter 3 at a time limit) and the carry after step t.
+    wrapped = LogWrapper(CounterEnv(target=100, max_steps=3))
+    env = TrainingEnv(wrapped, AgentBatch.from_env(wrapped))
+    runner = env.reset(jax.random.key(0), 2, jnp.zeros(2))
+
+    def counting_policy(carry, inputs, key):
+        return carry + 1.0, jnp.zeros(inputs.obs.shape[:2], jnp.int32), {}
+
+    def bootstrap(carry, inputs):  # [B, A]: 100 * the step counter seen + the carry
+        return 100.0 * inputs.obs[..., 1] + carry[:, None]
+
+    _, trajectory = jax.jit(lambda r: rollout(env, counting_policy, r, 7, bootstrap=bootstrap))(
+        runner
+    )
+    assert "terminal_inputs" not in trajectory.extras
+    counter = np.array([1, 2, 3, 1, 2, 3, 1.0])  # pre-reset counters; the carry is t + 1
+    expected = 100.0 * counter + np.arange(1, 8)
+    np.testing.assert_array_equal(
+        trajectory.extras["bootstrap_value"], np.broadcast_to(expected[:, None, None], (7, 2, 2))
+    )
