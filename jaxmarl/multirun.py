@@ -165,6 +165,8 @@ def multirun(argv: Sequence[str]) -> int:
         print(f"[{point.index + 1}/{len(points)}] {point.label or '(no swept keys)'}")
         statuses.append(train.execute(command))
         _write_summary(sweep_dir, points, commands, statuses)
+        if statuses[-1] == train.INTERRUPTED:  # Ctrl-C stops the sweep, not just this point
+            return train.INTERRUPTED
     print((sweep_dir / "sweep.md").read_text())
     return 0 if all(status == 0 for status in statuses) else 1
 

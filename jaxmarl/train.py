@@ -41,7 +41,8 @@ Options:
 
 One process at a time writes a run directory (a lock file, ``RUN_DIR/.lock``, names it); a
 second one stops with a message naming the first. A lock left by a process that died is
-taken over.
+taken over. Ctrl-C stops a run with exit status 130 and one line saying how to continue it;
+a checkpoint being written when it comes is finished first.
 
 Everything is checked before anything compiles or is written: unknown algorithms, envs, keys,
 invalid values, paths and missing optional loggers fail with exit status 2 and a one-line
@@ -53,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -85,6 +87,7 @@ from jaxmarl.training.sweep import check_sweepable
 
 DEFAULT_ALG = "mappo"
 DEFAULT_ENV = "MPE_simple_spread_v3"
+INTERRUPTED = 130  # the exit status of a Ctrl-C, as shells report it (128 + SIGINT)
 
 
 class UsageError(ValueError):
@@ -411,6 +414,14 @@ def execute(command: Command) -> int:
         return _fail(error)
     try:
         return _execute_locked(command, algorithm, learner, lock)
+    except KeyboardInterrupt:
+        # One line, not a traceback: one raised while JAX traces can run to megabytes.
+        print(
+            f"interrupted: {run_dir} keeps its complete checkpoints; continue it with "
+            f"--resume {run_dir}",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
     finally:
         lock.release()
 
@@ -579,4 +590,11 @@ def marl_eval_of(command: Command, run_dir: Path, algorithm: str | None = None) 
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    if status == INTERRUPTED:
+        # Everything of the run is closed by now. Skip the interpreter's teardown, which after
+        # an interrupt sometimes crashes inside jaxlib (a segmentation fault instead of 130).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)

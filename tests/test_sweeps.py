@@ -134,6 +134,21 @@ def test_multirun_writes_one_directory_per_point_and_a_summary(tmp_path, monkeyp
     assert not (study / "1_lr=0.3").exists()
 
 
+def test_ctrl_c_in_one_point_stops_the_whole_multirun(tmp_path, monkeypatch):
+    ran = []
+
+    def interrupted(command):
+        ran.append(command.run_dir.name)
+        return train.INTERRUPTED
+
+    monkeypatch.setattr(train, "execute", interrupted)
+    argv = [*TINY, f"run.out_dir={tmp_path}", "run.name=study"]
+    assert train.main(["-m", *argv, "lr=0.1,0.2"]) == train.INTERRUPTED
+    assert ran == ["0_lr=0.1"]  # the second point was not started
+    with (tmp_path / "study" / "sweep.csv").open() as handle:
+        assert [row["status"] for row in csv.DictReader(handle)][0] == "failed (exit 130)"
+
+
 def test_a_resumed_run_may_change_only_its_wandb_settings(tmp_path):
     command = train.parse([*TINY, f"run.out_dir={tmp_path}", "run.name=r"])
     save_config(command.config, tmp_path / "r" / "config.yaml")

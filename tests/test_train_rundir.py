@@ -68,30 +68,44 @@ def test_a_stale_lock_is_taken_over_with_a_message(finished, tmp_path, capsys):
     assert "took over the lock left by pid 999999 on elsewhere" in out
 
 
+def _start(argv, tmp_path):
+    """``python -m jaxmarl.train`` in a process of its own, its stderr to a file (a pipe that
+    nobody reads blocks the writer once full)."""
+    stderr = tmp_path / "first.stderr"
+    with stderr.open("w") as handle:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "jaxmarl.train", *argv],
+            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+            stdout=subprocess.DEVNULL,
+            stderr=handle,
+        )
+    return process, stderr
+
+
+def _ctrl_c(process) -> None:
+    process.send_signal(signal.SIGINT)
+    # Python sees the Ctrl-C only once XLA returns: the process may still be compiling its
+    # chunk, which on a loaded 2-core CI machine once took over 60 s.
+    process.wait(timeout=180)
+
+
 def test_two_processes_on_one_run_name(tmp_path, capsys):
     """A real second process: the one that comes second is refused and names the first."""
     argv = _tiny(tmp_path, "run", "run.total_timesteps=16000000", "run.updates_per_chunk=50")
-    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
-    first = subprocess.Popen(
-        [sys.executable, "-m", "jaxmarl.train", *argv],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    first, stderr = _start(argv, tmp_path)
     lock_file = tmp_path / "run" / ".lock"
     try:
         deadline = time.monotonic() + 60
         while not (lock_file.exists() and lock_file.read_text()):
-            assert first.poll() is None, first.stderr.read().decode()
+            assert first.poll() is None, stderr.read_text()
             assert time.monotonic() < deadline, "the first process never took the lock"
             time.sleep(0.05)
         assert train.main(_tiny(tmp_path)) == 2
         assert f"is in use by pid {first.pid} on " in capsys.readouterr().err
     finally:
-        first.send_signal(signal.SIGINT)
-        # Python sees the Ctrl-C only once XLA returns: the first process may still be
-        # compiling its chunk, which on a loaded 2-core CI machine once took over 60 s.
-        first.wait(timeout=180)
+        _ctrl_c(first)
+    assert first.returncode == train.INTERRUPTED, stderr.read_text()
+    assert f"interrupted: {tmp_path / 'run'} keeps its complete checkpoints" in stderr.read_text()
     assert lock_file.read_text() == ""  # Ctrl-C releases the lock
     assert json.loads((tmp_path / "run" / "run.json").read_text())["alg"] == "ippo"
 
@@ -150,25 +164,17 @@ def test_a_start_stopped_before_any_metrics_runs_again_with_the_same_command(tmp
 def test_a_real_ctrl_c_before_the_first_checkpoint_then_the_documented_restart(tmp_path, capsys):
     """SIGINT while the first process compiles (run.json is written just before), then
     ``--resume RUN_DIR`` trains the run from the beginning."""
-    first = subprocess.Popen(
-        [sys.executable, "-m", "jaxmarl.train", *_tiny(tmp_path)],
-        env={**os.environ, "JAX_PLATFORMS": "cpu"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    first, stderr = _start(_tiny(tmp_path), tmp_path)
     run_dir = tmp_path / "run"
     try:
         deadline = time.monotonic() + 60
         while not (run_dir / "run.json").exists():
-            assert first.poll() is None, first.stderr.read().decode()
+            assert first.poll() is None, stderr.read_text()
             assert time.monotonic() < deadline, "the first process never wrote run.json"
             time.sleep(0.02)
     finally:
-        first.send_signal(signal.SIGINT)
-        # Python sees the Ctrl-C only once XLA returns: the first process may still be
-        # compiling its chunk, which on a loaded 2-core CI machine once took over 60 s.
-        first.wait(timeout=180)
-    assert first.returncode != 0  # interrupted, not finished
+        _ctrl_c(first)
+    assert first.returncode == train.INTERRUPTED, stderr.read_text()  # interrupted, not finished
     from jaxmarl.training.host.rundir import complete_steps
 
     assert not complete_steps(run_dir)  # stranded: no complete checkpoint

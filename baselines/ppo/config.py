@@ -19,11 +19,18 @@ from jaxmarl.training.sgd import LR_DECAYS
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LocalCritic:
-    """IPPO's critic (``critic=local``): each agent's value from its own observation."""
+    """IPPO's critic (``critic=local``): each agent's value from its own observation.
+
+    Attributes:
+        shares_encoder: the critic reads the actor's embedding (``critic.shares_encoder=true``:
+            one encoder, trained by both losses and computed once, as JaxMARL's Hanabi IPPO)
+            instead of embedding the observation with an encoder of its own.
+    """
 
     kind: ClassVar[str] = "local"
     centralised: ClassVar[bool] = False
     one_per_env: ClassVar[bool] = False
+    shares_encoder: bool = False
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -37,6 +44,7 @@ class CentralisedCritic:
 
     kind: ClassVar[str] = "centralised"
     centralised: ClassVar[bool] = True
+    shares_encoder: ClassVar[bool] = False  # the world state is not what the actor embeds
     agent_id: bool = True
 
     @property

@@ -73,17 +73,23 @@ def ppo_loss(
     """
     steps = minibatch.steps
     agents = lambda x: merge_axes(x, 1)  # [T, G, a, ...] -> [T, G*a, ...]
-    _, dist = network.policy(
-        params,
-        merge_axes(minibatch.actor_carry, 0),  # [G, a, H] -> [G*a, H]
-        agents(steps.obs),
-        agents(steps.first),
-        agents(steps.avail_actions),
-    )
-    critic_input = agents(steps.obs) if steps.critic_input is None else steps.critic_input
-    _, values = network.value(
-        params, minibatch.critic_carry, critic_input, steps.first[..., 0]
-    )  # [T, G]
+    actor_carry = merge_axes(minibatch.actor_carry, 0)  # [G, a, H] -> [G*a, H]
+    if steps.critic_input is None:  # a local critic (a = 1): it reads the actor's observation
+        (_, dist), (_, values) = network.policy_and_value(
+            params,
+            actor_carry,
+            minibatch.critic_carry,
+            agents(steps.obs),
+            agents(steps.first),
+            agents(steps.avail_actions),
+        )
+    else:
+        _, dist = network.policy(
+            params, actor_carry, agents(steps.obs), agents(steps.first), agents(steps.avail_actions)
+        )
+        _, values = network.value(
+            params, minibatch.critic_carry, steps.critic_input, steps.first[..., 0]
+        )  # [T, G]
     values = jnp.broadcast_to(values[..., None], steps.value_targets.shape)
     advantages = steps.advantages
     if config.normalize_advantages:  # over the whole minibatch, every device's share of it

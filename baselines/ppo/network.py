@@ -96,6 +96,30 @@ class PerAgentActorCritic:
         )
         return agents_back(hidden, 0), _distribution_back(dist)
 
+    def policy_and_value(
+        self,
+        params: Params,
+        actor_hidden: jax.Array,
+        critic_hidden: jax.Array,
+        obs: jax.Array,
+        first: jax.Array,
+        avail: jax.Array | None = None,
+    ) -> tuple[tuple[jax.Array, distrax.Distribution], tuple[jax.Array, jax.Array]]:
+        """``ActorCritic.policy_and_value``, each agent with its own parameters."""
+        split = lambda x, axis: agents_first(x, axis, self.num_agents)
+        (actor_hidden, dist), (critic_hidden, values) = jax.vmap(self.network.policy_and_value)(
+            params,
+            split(actor_hidden, 0),
+            split(critic_hidden, 0),
+            split(obs, 1),
+            split(first, 1),
+            None if avail is None else split(avail, 1),
+        )
+        return (agents_back(actor_hidden, 0), _distribution_back(dist)), (
+            agents_back(critic_hidden, 0),
+            agents_back(values, 1),
+        )
+
     def value(
         self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
     ) -> tuple[jax.Array, jax.Array]:
@@ -110,8 +134,9 @@ class PerAgentActorCritic:
 
 
 def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgentActorCritic:
-    """Actor and critic towers from the network config (same shapes for both); with
-    ``config.share_parameters=False`` each agent gets its own copy."""
+    """Actor and critic towers from the network config (same shapes for both; with
+    ``critic.shares_encoder`` one encoder for both); with ``config.share_parameters=False``
+    each agent gets its own copy."""
     net = config.network
 
     def encoder():
@@ -122,7 +147,7 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
         encoder=encoder(),
         trunk=trunk_from_config(net),
         policy_head=head(batch.num_actions),
-        critic_encoder=encoder(),
+        critic_encoder=None if config.critic.shares_encoder else encoder(),
         critic_trunk=trunk_from_config(net),
         value_head=ValueHead(),
     )

@@ -7,7 +7,10 @@ loaded, shared across tasks or frozen (``optax.multi_transform`` on these labels
      "critic": {"encoder": ..., "trunk": ..., "head": ...}}
 
 The critic is a separate tower (as in the IPPO/MAPPO reference setups): its input is the agent's
-own observation (IPPO) or the world state (MAPPO). All arrays are ``[T, N, ...]``: time, then a
+own observation (IPPO) or the world state (MAPPO). Or, with ``critic_encoder=None``, it reads the
+actor's embedding: the encoder and its parameters are the actor's (there is then no
+``critic/encoder``), both losses train it, and under ``jit`` XLA computes it once for both
+(JaxMARL's Hanabi IPPO network). All arrays are ``[T, N, ...]``: time, then a
 flat batch ``N`` (envs x agents), so one parameter set serves every agent. The critic's batch
 may differ from the actor's: a critic that reads only the world state gives every agent of an env
 the same value, so it runs once per env (``N_c`` = envs) instead of once per agent.
@@ -34,7 +37,7 @@ class ActorCritic:
     encoder: nn.Module
     trunk: nn.Module
     policy_head: nn.Module
-    critic_encoder: nn.Module
+    critic_encoder: nn.Module | None  # None: the actor's encoder, parameters included
     critic_trunk: nn.Module
     value_head: nn.Module
 
@@ -48,22 +51,25 @@ class ActorCritic:
         trunk = self.trunk.init(keys[1], initial_carry(self.trunk, n), x, first)
         _, y = self.trunk.apply(trunk, initial_carry(self.trunk, n), x, first)
         policy = self.policy_head.init(keys[2], y)
-        critic_embed = self.critic_encoder.init(keys[3], critic_input[None])
-        cx = self.critic_encoder.apply(critic_embed, critic_input[None])
+        if self.critic_encoder is None:
+            critic_embed = None
+            cx = self.encoder.apply(embed, critic_input[None])
+        else:
+            critic_embed = self.critic_encoder.init(keys[3], critic_input[None])
+            cx = self.critic_encoder.apply(critic_embed, critic_input[None])
         critic_first = jax.numpy.zeros((1, n_critic), dtype=bool)
         critic_carry = initial_carry(self.critic_trunk, n_critic)
         critic_trunk = self.critic_trunk.init(keys[4], critic_carry, cx, critic_first)
         _, cy = self.critic_trunk.apply(critic_trunk, critic_carry, cx, critic_first)
         value = self.value_head.init(keys[5], cy)
+        critic = {"trunk": critic_trunk["params"], "head": value["params"]}
+        if critic_embed is not None:
+            critic = {"encoder": critic_embed["params"], **critic}
         return {
             "encoder": embed["params"],
             "trunk": trunk["params"],
             "heads": {"policy": policy["params"]},
-            "critic": {
-                "encoder": critic_embed["params"],
-                "trunk": critic_trunk["params"],
-                "head": value["params"],
-            },
+            "critic": critic,
         }
 
     def initial_carry(
@@ -86,11 +92,45 @@ class ActorCritic:
         hidden, y = self.trunk.apply({"params": params["trunk"]}, hidden, x, first)
         return hidden, self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
 
+    def policy_and_value(
+        self,
+        params: Params,
+        actor_hidden: jax.Array,
+        critic_hidden: jax.Array,
+        obs: jax.Array,
+        first: jax.Array,
+        avail: jax.Array | None = None,
+    ) -> tuple[tuple[jax.Array, distrax.Distribution], tuple[jax.Array, jax.Array]]:
+        """``policy`` and ``value`` of a critic that reads the same ``obs`` (IPPO's): ``(actor
+        hidden, distribution), (critic hidden, values)``.
+
+        With a shared encoder the embedding is computed once here, which matters for the
+        gradient: two applications would each add a weight-gradient product of the encoder's
+        first layer (XLA merges the forward passes, not the backward ones).
+        """
+        if self.critic_encoder is not None:
+            return (
+                self.policy(params, actor_hidden, obs, first, avail),
+                self.value(params, critic_hidden, obs, first),
+            )
+        x = self.encoder.apply({"params": params["encoder"]}, obs)
+        actor_hidden, y = self.trunk.apply({"params": params["trunk"]}, actor_hidden, x, first)
+        dist = self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
+        critic = params["critic"]
+        critic_hidden, cy = self.critic_trunk.apply(
+            {"params": critic["trunk"]}, critic_hidden, x, first
+        )
+        values = self.value_head.apply({"params": critic["head"]}, cy)
+        return (actor_hidden, dist), (critic_hidden, values)
+
     def value(
         self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
     ) -> tuple[jax.Array, jax.Array]:
         """``critic_input`` ``[T, N_c, Dc]`` -> (hidden, values ``[T, N_c]``)."""
         critic = params["critic"]
-        x = self.critic_encoder.apply({"params": critic["encoder"]}, critic_input)
+        if self.critic_encoder is None:
+            x = self.encoder.apply({"params": params["encoder"]}, critic_input)
+        else:
+            x = self.critic_encoder.apply({"params": critic["encoder"]}, critic_input)
         hidden, y = self.critic_trunk.apply({"params": critic["trunk"]}, hidden, x, first)
         return hidden, self.value_head.apply({"params": critic["head"]}, y)

@@ -233,6 +233,31 @@ def test_world_state_critic_loss_equals_per_agent_evaluation():
     chex.assert_trees_all_close(grads, ref_grads, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("share_parameters", [True, False])
+def test_a_shared_encoder_is_a_separate_one_tied_to_the_actors(share_parameters):
+    """``critic.shares_encoder``: the loss is the separate-encoder loss with the critic's encoder
+    set to the actor's, and the encoder's gradient is the sum of the two encoders' gradients."""
+    config = small_config(
+        critic=LocalCritic(shares_encoder=True),
+        num_minibatches=1,
+        share_parameters=share_parameters,
+    )
+    learner, _, parts, params, data = _collected(config)
+    assert "encoder" not in params["critic"] and set(params["critic"]) == {"trunk", "head"}
+    minibatch = jax.tree.map(lambda x: x[0], parts.minibatches(jax.random.key(0), data).stacked())
+    separate = small_config(num_minibatches=1, share_parameters=share_parameters)
+    _, _, separate_parts, _, _ = _collected(separate)
+    tied = {**params, "critic": {**params["critic"], "encoder": params["encoder"]}}
+
+    loss_and_grad = lambda parts: jax.jit(jax.value_and_grad(parts.loss_fn, has_aux=True))
+    (loss, _), grads = loss_and_grad(parts)(params, minibatch)
+    (ref_loss, _), ref = loss_and_grad(separate_parts)(tied, minibatch)
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-6)
+    summed = jax.tree.map(jnp.add, ref["encoder"], ref["critic"].pop("encoder"))
+    chex.assert_trees_all_close(grads, {**ref, "encoder": summed}, rtol=1e-5, atol=1e-7)
+    assert float(jnp.abs(ref["critic"]["head"]["Dense_0"]["kernel"]).sum()) > 0
+
+
 def test_world_state_critic_gets_no_agent_id_with_one_agent():
     """With one agent the groups are single agents either way; the id must still be left out."""
     config = small_config(

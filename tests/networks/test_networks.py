@@ -51,6 +51,30 @@ def test_param_subtrees_and_shapes():
     assert values.shape == (3, 5) and values.dtype == jnp.float32
 
 
+def test_a_critic_without_an_encoder_reads_the_actors_embedding():
+    net = ActorCritic(
+        encoder=MLPEncoder((32,), 16),
+        trunk=MLPTrunk((16,)),
+        policy_head=CategoricalHead(4),
+        critic_encoder=None,
+        critic_trunk=MLPTrunk((16,)),
+        value_head=ValueHead(),
+    )
+    obs = jax.random.normal(jax.random.key(1), (3, 5, 7))
+    params = net.init(jax.random.key(0), obs[0], obs[0])
+    assert set(params["critic"]) == {"trunk", "head"}  # no encoder of its own
+    _, critic_h = net.initial_carry(5)
+    first = jnp.zeros((3, 5), bool)
+    value = lambda p: net.value(p, critic_h, obs, first)[1].sum()
+    grads = jax.grad(value)(params)
+    # The value is the critic's trunk and head over the actor's embedding: it trains the encoder.
+    assert float(jnp.abs(grads["encoder"]["Dense_0"]["kernel"]).sum()) > 0
+    embedding = MLPEncoder((32,), 16).apply({"params": params["encoder"]}, obs)
+    _, y = MLPTrunk((16,)).apply({"params": params["critic"]["trunk"]}, critic_h, embedding, first)
+    expected = ValueHead().apply({"params": params["critic"]["head"]}, y)
+    np.testing.assert_array_equal(net.value(params, critic_h, obs, first)[1], expected)
+
+
 def test_masked_actions_have_zero_probability_and_are_never_sampled():
     logits = jnp.zeros((1000, 4))
     avail = jnp.array([True, False, True, False])

@@ -47,6 +47,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxmarl.training.host.interrupts import ctrl_c_held
+
 PyTree = Any
 
 BEST_MODES = ("max", "min")
@@ -194,15 +196,18 @@ class Checkpointer:
             )
         value = (metrics or {}).get(self.best_metric) if self.best_metric else None
         ranked = value is not None and math.isfinite(float(value))
-        saved = self._manager.save(
-            step,
-            args=ocp.args.Composite(**{_STATE_ITEM: ocp.args.StandardSave(_without_empty(state))}),
-            metrics={self.best_metric: float(value)} if ranked else None,
-            custom_metadata={
-                **_to_json_dict(metadata or {}, what="checkpoint metadata"),
-                _CHECKSUMS: _checksums(_without_empty(state)),
-            },
-        )
+        with ctrl_c_held():
+            saved = self._manager.save(
+                step,
+                args=ocp.args.Composite(
+                    **{_STATE_ITEM: ocp.args.StandardSave(_without_empty(state))}
+                ),
+                metrics={self.best_metric: float(value)} if ranked else None,
+                custom_metadata={
+                    **_to_json_dict(metadata or {}, what="checkpoint metadata"),
+                    _CHECKSUMS: _checksums(_without_empty(state)),
+                },
+            )
         if not saved:
             raise RuntimeError(
                 f"orbax declined to save step {step} in {self.directory}; this is a bug in "
@@ -211,11 +216,13 @@ class Checkpointer:
 
     def wait(self) -> None:
         """Blocks until pending writes are on disk; raises what a background write raised."""
-        self._manager.wait_until_finished()
+        with ctrl_c_held():
+            self._manager.wait_until_finished()
 
     def close(self) -> None:
         """Waits for pending writes and releases orbax's threads."""
-        self._manager.close()
+        with ctrl_c_held():
+            self._manager.close()
 
     def __enter__(self) -> Checkpointer:
         return self
@@ -376,7 +383,7 @@ def save_params(path: str | os.PathLike, params: PyTree, *, overwrite: bool = Fa
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     written = path.with_name(f".{path.name}.new") if path.exists() else path
-    with ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
+    with ctrl_c_held(), ocp.Checkpointer(ocp.StandardCheckpointHandler()) as checkpointer:
         # force: replace what an interrupted overwrite left at ``written``.
         checkpointer.save(written, args=ocp.args.StandardSave(_without_empty(params)), force=True)
     if written != path:

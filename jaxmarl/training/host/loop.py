@@ -38,6 +38,7 @@ from jaxmarl.training.data_parallel import DATA_AXIS
 from jaxmarl.training.host import distributed
 from jaxmarl.training.host.checkpoint import Checkpointer, CheckpointMismatchError
 from jaxmarl.training.host.devices import Placement, check_split, fetch, has_replay
+from jaxmarl.training.host.interrupts import latch_ctrl_c, raise_if_ctrl_c
 from jaxmarl.training.host.logging import (
     JsonlLogger,
     dashboard_row,
@@ -128,6 +129,7 @@ def init_member(learner: Learner):
     return lambda key, values: with_hyperparameters(learner.init(key), values)
 
 
+@latch_ctrl_c
 def run(
     learner: Learner,
     run_config: RunConfig,
@@ -158,6 +160,9 @@ def run(
         show_progress: progress bar (plain lines when not a terminal).
         stop_after_chunks: stop early after this many chunks in total (to test resuming).
         logger_config: the config as a dict, for loggers that record it (W&B).
+
+    Ctrl-C raises KeyboardInterrupt, at the latest between two chunks; a checkpoint being
+    written when it comes is completed and kept first (``jaxmarl.training.host.interrupts``).
 
     With ``run_config.sweep`` (``jaxmarl.training.sweep``) every point of the sweep trains
     ``num_seeds`` seeds in the same program: member ``i`` is point ``i // num_seeds``, seed
@@ -269,6 +274,7 @@ def run(
     )
     try:
         for chunk_index in range(start_chunk, last_chunk):
+            raise_if_ctrl_c()  # one Python dropped (raised inside a garbage-collection callback)
             length = last_length if chunk_index == num_chunks - 1 else per_chunk
             tick = time.perf_counter()
             state, metrics = compiled[length](state)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 
 import jax
 import jax.numpy as jnp
@@ -195,6 +196,29 @@ def test_save_is_atomic_rename_of_a_tmp_folder(tmp_path, monkeypatch):
     source = os.path.basename(step_renames[0][0])
     assert source.startswith("3.orbax-checkpoint-tmp"), renames
     assert Checkpointer(tmp_path / "ckpt").all_steps() == [3]
+
+
+def test_ctrl_c_during_a_save_completes_the_step_then_interrupts(tmp_path):
+    # Raised inside orbax's save, the KeyboardInterrupt left one of orbax's threads waiting for
+    # ever and the process hung at exit; held, the step is written and kept.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        ckpt = Checkpointer(tmp_path / "ckpt")
+        orbax_save = ckpt._manager.save
+
+        def save_interrupted_at_its_start(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGINT)
+            return orbax_save(*args, **kwargs)
+
+        ckpt._manager.save = save_interrupted_at_its_start
+        with pytest.raises(KeyboardInterrupt):
+            ckpt.save(1, make_state(seed=1))
+        ckpt.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    reader = Checkpointer(tmp_path / "ckpt")
+    assert reader.all_steps() == [1]
+    assert_bitwise_equal(reader.restore(1, target=make_state()), make_state(seed=1))
 
 
 def test_missing_directory_and_empty_directory_errors(tmp_path):

@@ -1,0 +1,81 @@
+"""Ctrl-C (SIGINT) handling that a training run can rely on.
+
+Python turns Ctrl-C into a KeyboardInterrupt at the next bytecode, wherever that is, and two
+places make that unreliable for a run:
+
+* inside a garbage-collection callback (JAX registers one) the exception is printed as
+  "Exception ignored" and dropped, and the run goes on as if nothing happened;
+* inside orbax's asynchronous save it leaves one of orbax's threads (not a daemon) waiting for
+  another for ever, and the process hangs at exit instead of stopping.
+
+``latch_ctrl_c`` makes the first place harmless (a run checks ``raise_if_ctrl_c`` between chunks)
+and ``ctrl_c_held`` the second (the save completes, then the interrupt is raised). Only the main
+thread can set a signal handler; in any other thread both leave Ctrl-C as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_latched: list[int] = []  # SIGINTs received under latch_ctrl_c, not yet raised by a check
+
+
+def _in_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def latch_ctrl_c(function: F) -> F:
+    """Runs ``function`` with a Ctrl-C that raises KeyboardInterrupt at once, as usual, and is
+    also remembered, so that ``raise_if_ctrl_c`` raises it again if Python dropped it."""
+
+    @functools.wraps(function)
+    def latched(*args: Any, **kwargs: Any) -> Any:
+        if not _in_main_thread():
+            return function(*args, **kwargs)
+
+        def remember(signum: int, frame: Any) -> None:
+            _latched.append(signum)
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, remember)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            _latched.clear()
+
+    return latched  # type: ignore[return-value]
+
+
+def raise_if_ctrl_c() -> None:
+    """Raises KeyboardInterrupt if a Ctrl-C came under ``latch_ctrl_c`` and was dropped."""
+    if _latched:
+        _latched.clear()
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Holds a Ctrl-C that arrives inside the block and passes it on when the block ends (to
+    the handler that was there before, which raises KeyboardInterrupt by default)."""
+    if not _in_main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        if callable(previous):
+            previous(signal.SIGINT, None)
+        elif previous != signal.SIG_IGN:  # SIG_DFL, or a handler set outside Python
+            raise KeyboardInterrupt

@@ -1,0 +1,83 @@
+"""Ctrl-C that a training run can rely on: held across a save, and not lost when Python drops
+it inside a garbage-collection callback."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+
+import pytest
+
+from jaxmarl.training.host.interrupts import ctrl_c_held, latch_ctrl_c, raise_if_ctrl_c
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler for the test (a pytest-xdist worker may ignore SIGINT)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _ctrl_c() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_a_held_ctrl_c_lets_the_block_finish_then_raises(python_sigint):
+    finished = []
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_held():
+            _ctrl_c()
+            finished.append(True)  # runs: the interrupt waits for the end of the block
+    assert finished == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_held_ctrl_c_is_passed_to_an_ignoring_handler_as_ignored():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with ctrl_c_held():
+            _ctrl_c()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_the_latch_raises_a_ctrl_c_that_a_gc_callback_dropped(python_sigint, monkeypatch):
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: dropped.append(unraisable))
+
+    def interrupted_during_collection(phase, info):
+        if phase == "start":
+            _ctrl_c()
+            sum(range(100))  # the handler runs here and its exception is dropped by gc
+
+    @latch_ctrl_c
+    def chunk_loop():
+        gc.callbacks.append(interrupted_during_collection)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(interrupted_during_collection)
+        reached = True  # without the latch the run would go on from here
+        raise_if_ctrl_c()
+        return reached
+
+    with pytest.raises(KeyboardInterrupt):
+        chunk_loop()
+    assert [type(u.exc_value) for u in dropped] == [KeyboardInterrupt]  # Python dropped it
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    raise_if_ctrl_c()  # the latch was cleared on the way out
+
+
+def test_the_latch_raises_at_once_and_keeps_the_return_value(python_sigint):
+    @latch_ctrl_c
+    def interrupted():
+        _ctrl_c()
+        return "not reached"
+
+    with pytest.raises(KeyboardInterrupt):
+        interrupted()
+    raise_if_ctrl_c()  # nothing left latched
+    assert latch_ctrl_c(lambda: 3)() == 3
