@@ -245,8 +245,10 @@ def test_a_shared_encoder_is_a_separate_one_tied_to_the_actors(share_parameters)
     learner, _, parts, params, data = _collected(config)
     assert "encoder" not in params["critic"] and set(params["critic"]) == {"trunk", "head"}
     minibatch = jax.tree.map(lambda x: x[0], parts.minibatches(jax.random.key(0), data).stacked())
+    from jaxmarl.baselines.ppo import build_network, ppo_parts
+
     separate = small_config(num_minibatches=1, share_parameters=share_parameters)
-    _, _, separate_parts, _, _ = _collected(separate)
+    separate_parts = ppo_parts(separate, learner.env, build_network(separate, learner.env.batch))
     tied = {**params, "critic": {**params["critic"], "encoder": params["encoder"]}}
 
     loss_and_grad = lambda parts: jax.jit(jax.value_and_grad(parts.loss_fn, has_aux=True))
