@@ -414,16 +414,36 @@ def execute(command: Command) -> int:
         return _fail(error)
     try:
         return _execute_locked(command, algorithm, learner, lock)
+    except Exception as error:
+        if not _caused_by_ctrl_c(error):
+            raise
+        return _interrupted(run_dir)
     except KeyboardInterrupt:
-        # One line, not a traceback: one raised while JAX traces can run to megabytes.
-        print(
-            f"interrupted: {run_dir} keeps its complete checkpoints; continue it with "
-            f"--resume {run_dir}",
-            file=sys.stderr,
-        )
-        return INTERRUPTED
+        return _interrupted(run_dir)
     finally:
         lock.release()
+
+
+def _caused_by_ctrl_c(error: BaseException) -> bool:
+    """An error a Ctrl-C set off (e.g. the ImportError of a C extension interrupted while it
+    initialised)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _interrupted(run_dir: Path) -> int:
+    # One line, not a traceback: one raised while JAX traces can run to megabytes.
+    print(
+        f"interrupted: {run_dir} keeps its complete checkpoints; continue it with "
+        f"--resume {run_dir}",
+        file=sys.stderr,
+    )
+    return INTERRUPTED
 
 
 def _local_devices(config, launch) -> int:

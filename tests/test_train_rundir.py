@@ -68,6 +68,28 @@ def test_a_stale_lock_is_taken_over_with_a_message(finished, tmp_path, capsys):
     assert "took over the lock left by pid 999999 on elsewhere" in out
 
 
+def test_an_error_set_off_by_ctrl_c_is_an_interruption(tmp_path, monkeypatch, capsys):
+    """A Ctrl-C inside a C extension's import surfaces as ``ImportError`` caused by it."""
+
+    def import_interrupted(*args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as ctrl_c:
+            raise ImportError("initialization failed") from ctrl_c
+
+    monkeypatch.setattr(train, "_execute_locked", import_interrupted)
+    assert train.main(_tiny(tmp_path)) == train.INTERRUPTED
+    assert "interrupted: " in capsys.readouterr().err
+    assert (tmp_path / "run" / ".lock").read_text() == ""
+
+    def failed(*args):
+        raise ImportError("a real import error")
+
+    monkeypatch.setattr(train, "_execute_locked", failed)
+    with pytest.raises(ImportError, match="a real import error"):
+        train.main(_tiny(tmp_path))
+
+
 def _start(argv, tmp_path):
     """``python -m jaxmarl.train`` in a process of its own, its stderr to a file (a pipe that
     nobody reads blocks the writer once full)."""

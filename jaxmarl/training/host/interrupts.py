@@ -8,9 +8,10 @@ places make that unreliable for a run:
 * inside orbax's asynchronous save it leaves one of orbax's threads (not a daemon) waiting for
   another for ever, and the process hangs at exit instead of stopping.
 
-``latch_ctrl_c`` makes the first place harmless (a run checks ``raise_if_ctrl_c`` between chunks)
-and ``ctrl_c_held`` the second (the save completes, then the interrupt is raised). Only the main
-thread can set a signal handler; in any other thread both leave Ctrl-C as it is.
+``latch_ctrl_c`` makes the first place harmless (a run checks ``raise_if_ctrl_c`` between chunks,
+and Python's "Exception ignored" report of it is left out) and ``ctrl_c_held`` the second (the
+save completes, then the interrupt is raised). Only the main thread can set a signal handler; in
+any other thread both leave Ctrl-C as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -44,11 +46,21 @@ def latch_ctrl_c(function: F) -> F:
             _latched.append(signum)
             raise KeyboardInterrupt
 
+        report = sys.unraisablehook
+
+        def unless_latched(unraisable: Any) -> None:
+            # Python's "Exception ignored" report of a dropped Ctrl-C: it is raised again
+            # between chunks, so the report would only alarm.
+            if not (_latched and isinstance(unraisable.exc_value, KeyboardInterrupt)):
+                report(unraisable)
+
         previous = signal.signal(signal.SIGINT, remember)
+        sys.unraisablehook = unless_latched
         try:
             return function(*args, **kwargs)
         finally:
             signal.signal(signal.SIGINT, previous)
+            sys.unraisablehook = report
             _latched.clear()
 
     return latched  # type: ignore[return-value]
