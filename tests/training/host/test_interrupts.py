@@ -25,6 +25,15 @@ def _ctrl_c() -> None:
     os.kill(os.getpid(), signal.SIGINT)
 
 
+def _collect_with(callback) -> None:
+    """A garbage collection that runs ``callback`` (the way JAX's runs on every collection)."""
+    gc.callbacks.append(callback)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(callback)
+
+
 def test_a_held_ctrl_c_lets_the_block_finish_then_raises(python_sigint):
     finished = []
     with pytest.raises(KeyboardInterrupt):
@@ -59,11 +68,7 @@ def test_the_latch_raises_a_ctrl_c_that_a_gc_callback_dropped(python_sigint, mon
 
     @latch_ctrl_c
     def chunk_loop():
-        gc.callbacks.append(interrupted_during_collection)
-        try:
-            gc.collect()
-        finally:
-            gc.callbacks.remove(interrupted_during_collection)
+        _collect_with(interrupted_during_collection)
         reached = True  # without the latch the run would go on from here
         raise_if_ctrl_c()
         return reached
@@ -84,15 +89,7 @@ def test_other_unraisable_reports_still_reach_the_hook(python_sigint, monkeypatc
         if phase == "start":
             raise ValueError("not a Ctrl-C")
 
-    @latch_ctrl_c
-    def collect():
-        gc.callbacks.append(failing_callback)
-        try:
-            gc.collect()
-        finally:
-            gc.callbacks.remove(failing_callback)
-
-    collect()
+    latch_ctrl_c(_collect_with)(failing_callback)
     assert [type(u.exc_value) for u in reported] == [ValueError]
 
 
