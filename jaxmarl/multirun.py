@@ -171,6 +171,14 @@ def multirun(argv: Sequence[str]) -> int:
     return 0 if all(status == 0 for status in statuses) else 1
 
 
+def _status(status: int) -> str:
+    from jaxmarl import train  # not at the top: train imports this module
+
+    if status == 0:
+        return "ok"
+    return "interrupted" if status == train.INTERRUPTED else f"failed (exit {status})"
+
+
 def _write_summary(sweep_dir, points, commands, statuses) -> None:
     """``sweep.md``/``sweep.csv`` and ``marl_eval.json`` over the points run so far."""
     from jaxmarl import train
@@ -189,7 +197,7 @@ def _write_summary(sweep_dir, points, commands, statuses) -> None:
             if labels:
                 row["in-program point"] = result["point"]
             row.update({k: v for k, v in result.items() if k != "point"})
-            row["status"] = "ok" if status == 0 else f"failed (exit {status})"
+            row["status"] = _status(status)
             row["run_dir"] = point.dirname
             rows.append(row)
         name = f"{command.alg}[{point.label}]" if point.label else command.alg
