@@ -89,8 +89,17 @@ class ActorCritic:
     ) -> tuple[jax.Array, distrax.Distribution]:
         """``obs`` ``[T, N, D]``, ``first`` ``[T, N]`` -> (hidden, action distribution)."""
         x = self.encoder.apply({"params": params["encoder"]}, obs)
-        hidden, y = self.trunk.apply({"params": params["trunk"]}, hidden, x, first)
-        return hidden, self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
+        return self._actor(params, hidden, x, first, avail)
+
+    def value(
+        self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
+    ) -> tuple[jax.Array, jax.Array]:
+        """``critic_input`` ``[T, N_c, Dc]`` -> (hidden, values ``[T, N_c]``)."""
+        if self.critic_encoder is None:
+            x = self.encoder.apply({"params": params["encoder"]}, critic_input)
+        else:
+            x = self.critic_encoder.apply({"params": params["critic"]["encoder"]}, critic_input)
+        return self._critic(params, hidden, x, first)
 
     def policy_and_value(
         self,
@@ -114,23 +123,18 @@ class ActorCritic:
                 self.value(params, critic_hidden, obs, first),
             )
         x = self.encoder.apply({"params": params["encoder"]}, obs)
-        actor_hidden, y = self.trunk.apply({"params": params["trunk"]}, actor_hidden, x, first)
-        dist = self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
-        critic = params["critic"]
-        critic_hidden, cy = self.critic_trunk.apply(
-            {"params": critic["trunk"]}, critic_hidden, x, first
+        return (
+            self._actor(params, actor_hidden, x, first, avail),
+            self._critic(params, critic_hidden, x, first),
         )
-        values = self.value_head.apply({"params": critic["head"]}, cy)
-        return (actor_hidden, dist), (critic_hidden, values)
 
-    def value(
-        self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
-    ) -> tuple[jax.Array, jax.Array]:
-        """``critic_input`` ``[T, N_c, Dc]`` -> (hidden, values ``[T, N_c]``)."""
+    def _actor(self, params, hidden, x, first, avail) -> tuple[jax.Array, distrax.Distribution]:
+        """Trunk and policy head over the actor's embedding ``x``."""
+        hidden, y = self.trunk.apply({"params": params["trunk"]}, hidden, x, first)
+        return hidden, self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
+
+    def _critic(self, params, hidden, x, first) -> tuple[jax.Array, jax.Array]:
+        """The critic's trunk and value head over its embedding ``x``."""
         critic = params["critic"]
-        if self.critic_encoder is None:
-            x = self.encoder.apply({"params": params["encoder"]}, critic_input)
-        else:
-            x = self.critic_encoder.apply({"params": critic["encoder"]}, critic_input)
         hidden, y = self.critic_trunk.apply({"params": critic["trunk"]}, hidden, x, first)
         return hidden, self.value_head.apply({"params": critic["head"]}, y)
