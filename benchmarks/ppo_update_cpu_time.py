@@ -23,6 +23,9 @@ drift: run the sides round-robin and compare within a round. Workloads:
 * ``ippo_hanabi``: IPPO-FF on 2-player Hanabi (``configs/ippo/hanabi.yaml``, JaxMARL's
   ``IPPO/ippo_ff_hanabi.py`` with ``ippo_ff_hanabi.yaml``: 1024 envs x 128 steps, relu 512-512,
   4 epochs x 4 minibatches); ``--num-envs`` shrinks the batch on both sides alike.
+* ``ippo_rnn_hanabi``: IPPO-GRU on 2-player Hanabi (``configs/ippo/hanabi_rnn.yaml``,
+  JaxMARL's ``IPPO/ippo_rnn_hanabi.py`` with ``ippo_rnn_hanabi.yaml``: 1024 envs x 128 steps,
+  relu 128 -> GRU 128 shared, a 128 layer per head); ``--num-envs`` as above.
 
 ::
 
@@ -71,6 +74,14 @@ WORKLOADS = {
         (1024, 128),
         "IPPO/ippo_ff_hanabi.py",
         "IPPO/config/ippo_ff_hanabi.yaml",
+    ),
+    "ippo_rnn_hanabi": (
+        "ippo",
+        "hanabi_rnn",
+        [],
+        (1024, 128),
+        "IPPO/ippo_rnn_hanabi.py",
+        "IPPO/config/ippo_rnn_hanabi.yaml",
     ),
 }
 

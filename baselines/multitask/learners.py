@@ -101,6 +101,12 @@ class MTAPNConfig(MultiTaskFields, PQNConfig):
     def __post_init__(self):
         super().__post_init__()
         self.check_multitask()
+        require(
+            not self.network.head_sizes,
+            f"network.head_sizes={list(self.network.head_sizes)} is not used by MTAPN (its "
+            f"output is the shared decision MLP); set decision_sizes instead and leave "
+            f"network.head_sizes empty",
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -25,12 +25,24 @@ class LocalCritic:
         shares_encoder: the critic reads the actor's embedding (``critic.shares_encoder=true``:
             one encoder, trained by both losses and computed once, as JaxMARL's Hanabi IPPO)
             instead of embedding the observation with an encoder of its own.
+        shares_trunk: the critic also reads the actor's trunk output, recurrent state included
+            (``critic.shares_trunk=true``, with ``shares_encoder``): only the value head is its
+            own, as JaxMARL's Hanabi IPPO-RNN, whose heads each have a hidden layer
+            (``network.head_sizes``).
     """
 
     kind: ClassVar[str] = "local"
     centralised: ClassVar[bool] = False
     one_per_env: ClassVar[bool] = False
     shares_encoder: bool = False
+    shares_trunk: bool = False
+
+    def __post_init__(self):
+        require(
+            self.shares_encoder or not self.shares_trunk,
+            "critic.shares_trunk=true reads the actor's trunk, which reads the actor's encoder; "
+            "set critic.shares_encoder=true as well",
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -45,6 +57,7 @@ class CentralisedCritic:
     kind: ClassVar[str] = "centralised"
     centralised: ClassVar[bool] = True
     shares_encoder: ClassVar[bool] = False  # the world state is not what the actor embeds
+    shares_trunk: ClassVar[bool] = False
     agent_id: bool = True
 
     @property

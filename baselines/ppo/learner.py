@@ -160,11 +160,26 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
             params, actor_carry, _one_step(inputs.obs), first, _one_step(inputs.avail_actions)
         )
 
+    def act_and_value(params, carry, inputs: StepInput):
+        """``act`` and ``values_of`` on one step; a local critic reads the actor's input, so
+        ``policy_and_value`` computes the layers it shares with the actor once."""
+        actor_carry, critic_carry = carry
+        if layout.centralised:
+            return act(params, actor_carry, inputs), values_of(params, critic_carry, inputs)
+        first = _one_step(_per_agent(inputs.first, num_agents))
+        actor, (critic_carry, value) = network.policy_and_value(
+            params,
+            actor_carry,
+            critic_carry,
+            _one_step(inputs.obs),
+            first,
+            _one_step(inputs.avail_actions),
+        )
+        return actor, (critic_carry, _env_major(value, inputs.first.shape[0]))  # [B, A]
+
     def sampling_policy(params) -> Policy:
         def policy(carry, inputs: StepInput, keys):
-            actor_carry, critic_carry = carry
-            actor_carry, dist = act(params, actor_carry, inputs)
-            critic_carry, value = values_of(params, critic_carry, inputs)
+            (actor_carry, dist), (critic_carry, value) = act_and_value(params, carry, inputs)
             # One key per agent row, from its env's key: rows are env-major ``[1, B * A]``.
             row_keys = jax.vmap(lambda k: jax.random.split(k, num_agents))(keys).reshape(1, -1)
             action = sample_rows(dist, row_keys)

@@ -135,21 +135,22 @@ class PerAgentActorCritic:
 
 def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgentActorCritic:
     """Actor and critic towers from the network config (same shapes for both; with
-    ``critic.shares_encoder`` one encoder for both); with ``config.share_parameters=False``
-    each agent gets its own copy."""
+    ``critic.shares_encoder`` one encoder for both, with ``critic.shares_trunk`` one trunk too);
+    with ``config.share_parameters=False`` each agent gets its own copy."""
     net = config.network
 
     def encoder():
         return encoder_from_config(net, batch.input_shape, batch.input_leaves)
 
     head = CategoricalHead if batch.discrete else GaussianHead
+    layers = {"hidden_sizes": net.head_sizes, "activation": net.activation}
     network = ActorCritic(
         encoder=encoder(),
         trunk=trunk_from_config(net),
-        policy_head=head(batch.num_actions),
+        policy_head=head(batch.num_actions, **layers),
         critic_encoder=None if config.critic.shares_encoder else encoder(),
-        critic_trunk=trunk_from_config(net),
-        value_head=ValueHead(),
+        critic_trunk=None if config.critic.shares_trunk else trunk_from_config(net),
+        value_head=ValueHead(**layers),
     )
     if config.share_parameters:
         return network

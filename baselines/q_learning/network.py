@@ -10,7 +10,8 @@ from jaxmarl.wrappers.agent_batch import AgentBatch
 
 
 def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
-    """Encoder -> trunk (GRU or MLP) -> Q head, plus the configured mixer.
+    """Encoder -> trunk (GRU or MLP) -> Q head (``network.head_sizes`` hidden layers first),
+    plus the configured mixer.
 
     Raises:
         ValueError: the env's actions are not discrete.
@@ -25,7 +26,7 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
     return QNetwork(
         encoder=encoder_from_config(net, batch.input_shape, batch.input_leaves),
         trunk=trunk,
-        head=QHead(batch.num_actions),
+        head=QHead(batch.num_actions, net.head_sizes, net.activation),
         mixer=build_mixer(config),
         num_agents=batch.num_agents,
     )

@@ -9,8 +9,11 @@ loaded, shared across tasks or frozen (``optax.multi_transform`` on these labels
 The critic is a separate tower (as in the IPPO/MAPPO reference setups): its input is the agent's
 own observation (IPPO) or the world state (MAPPO). Or, with ``critic_encoder=None``, it reads the
 actor's embedding: the encoder and its parameters are the actor's (there is then no
-``critic/encoder``), both losses train it, and under ``jit`` XLA computes it once for both
-(JaxMARL's Hanabi IPPO network). All arrays are ``[T, N, ...]``: time, then a
+``critic/encoder``) and both losses train it (JaxMARL's Hanabi IPPO network). With
+``critic_trunk=None`` as well it reads the actor's trunk output, so only the value head is its
+own (no ``critic/trunk``; JaxMARL's Hanabi IPPO-RNN): the critic's recurrent state is then the
+actor's, carried as a copy so that ``value`` works on its own. ``policy_and_value`` computes
+the shared layers once for both heads. All arrays are ``[T, N, ...]``: time, then a
 flat batch ``N`` (envs x agents), so one parameter set serves every agent. The critic's batch
 may differ from the actor's: a critic that reads only the world state gives every agent of an env
 the same value, so it runs once per env (``N_c`` = envs) instead of once per agent.
@@ -38,8 +41,15 @@ class ActorCritic:
     trunk: nn.Module
     policy_head: nn.Module
     critic_encoder: nn.Module | None  # None: the actor's encoder, parameters included
-    critic_trunk: nn.Module
+    critic_trunk: nn.Module | None  # None: the actor's trunk (needs critic_encoder=None)
     value_head: nn.Module
+
+    def __post_init__(self):
+        if self.critic_trunk is None and self.critic_encoder is not None:
+            raise ValueError(
+                "a critic that reads the actor's trunk (critic_trunk=None) reads the actor's "
+                "encoder too: pass critic_encoder=None"
+            )
 
     def init(self, key: jax.Array, obs: jax.Array, critic_input: jax.Array) -> Params:
         """Parameters from example inputs ``obs`` ``[N, D]`` and ``critic_input`` ``[N_c, Dc]``."""
@@ -58,11 +68,17 @@ class ActorCritic:
             critic_embed = self.critic_encoder.init(keys[3], critic_input[None])
             cx = self.critic_encoder.apply(critic_embed, critic_input[None])
         critic_first = jax.numpy.zeros((1, n_critic), dtype=bool)
-        critic_carry = initial_carry(self.critic_trunk, n_critic)
-        critic_trunk = self.critic_trunk.init(keys[4], critic_carry, cx, critic_first)
-        _, cy = self.critic_trunk.apply(critic_trunk, critic_carry, cx, critic_first)
+        critic_carry = initial_carry(self._critic_trunk, n_critic)
+        if self.critic_trunk is None:
+            critic_trunk = None
+            _, cy = self.trunk.apply(trunk, critic_carry, cx, critic_first)
+        else:
+            critic_trunk = self.critic_trunk.init(keys[4], critic_carry, cx, critic_first)
+            _, cy = self.critic_trunk.apply(critic_trunk, critic_carry, cx, critic_first)
         value = self.value_head.init(keys[5], cy)
-        critic = {"trunk": critic_trunk["params"], "head": value["params"]}
+        critic = {"head": value["params"]}
+        if critic_trunk is not None:
+            critic = {"trunk": critic_trunk["params"], **critic}
         if critic_embed is not None:
             critic = {"encoder": critic_embed["params"], **critic}
         return {
@@ -77,7 +93,11 @@ class ActorCritic:
     ) -> tuple[jax.Array, jax.Array]:
         """Zero recurrent states ``(actor [N, H], critic [N_c, Hc])``; ``N_c`` defaults to ``N``."""
         critic_batch = batch if critic_batch is None else critic_batch
-        return initial_carry(self.trunk, batch), initial_carry(self.critic_trunk, critic_batch)
+        return initial_carry(self.trunk, batch), initial_carry(self._critic_trunk, critic_batch)
+
+    @property
+    def _critic_trunk(self) -> nn.Module:
+        return self.trunk if self.critic_trunk is None else self.critic_trunk
 
     def policy(
         self,
@@ -113,9 +133,10 @@ class ActorCritic:
         """``policy`` and ``value`` of a critic that reads the same ``obs`` (IPPO's): ``(actor
         hidden, distribution), (critic hidden, values)``.
 
-        With a shared encoder the embedding is computed once here, which matters for the
-        gradient: two applications would each add a weight-gradient product of the encoder's
-        first layer (XLA merges the forward passes, not the backward ones).
+        Shared layers are computed once here, which matters for the gradient: two applications
+        would each add a weight-gradient product of the shared first layer (XLA merges the
+        forward passes, not the backward ones). With a shared trunk the critic's hidden state
+        returned is the actor's (``critic_hidden`` is not read).
         """
         if self.critic_encoder is not None:
             return (
@@ -123,10 +144,15 @@ class ActorCritic:
                 self.value(params, critic_hidden, obs, first),
             )
         x = self.encoder.apply({"params": params["encoder"]}, obs)
-        return (
-            self._actor(params, actor_hidden, x, first, avail),
-            self._critic(params, critic_hidden, x, first),
-        )
+        if self.critic_trunk is not None:
+            return (
+                self._actor(params, actor_hidden, x, first, avail),
+                self._critic(params, critic_hidden, x, first),
+            )
+        hidden, y = self.trunk.apply({"params": params["trunk"]}, actor_hidden, x, first)
+        policy = self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
+        value = self.value_head.apply({"params": params["critic"]["head"]}, y)
+        return (hidden, policy), (hidden, value)
 
     def _actor(self, params, hidden, x, first, avail) -> tuple[jax.Array, distrax.Distribution]:
         """Trunk and policy head over the actor's embedding ``x``."""
@@ -134,7 +160,8 @@ class ActorCritic:
         return hidden, self.policy_head.apply({"params": params["heads"]["policy"]}, y, avail)
 
     def _critic(self, params, hidden, x, first) -> tuple[jax.Array, jax.Array]:
-        """The critic's trunk and value head over its embedding ``x``."""
+        """The critic's trunk (or the actor's, shared) and value head over its embedding ``x``."""
         critic = params["critic"]
-        hidden, y = self.critic_trunk.apply({"params": critic["trunk"]}, hidden, x, first)
+        trunk = params["trunk"] if self.critic_trunk is None else critic["trunk"]
+        hidden, y = self._critic_trunk.apply({"params": trunk}, hidden, x, first)
         return hidden, self.value_head.apply({"params": critic["head"]}, y)

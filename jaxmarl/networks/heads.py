@@ -1,13 +1,30 @@
-"""Per-task output layers: policies, values and Q-values."""
+"""Per-task output layers: policies, values and Q-values.
+
+Every head may start with hidden layers of its own (``hidden_sizes``, each followed by
+``activation``) before its output layer: JaxMARL's Hanabi networks give the policy and the value
+one hidden layer each after a body they share. The hidden layers are named ``hidden_0``,
+``hidden_1``, ...; the output layer keeps the name ``Dense_0`` either way.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import distrax
 import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from jaxmarl.networks.init import BIAS, POLICY, VALUE
+from jaxmarl.networks.init import BIAS, HIDDEN, POLICY, VALUE, activation
+
+
+def hidden_layers(x: jax.Array, sizes: Sequence[int], act: str) -> jax.Array:
+    """A head's own dense layers before its output (call inside a compact ``__call__``)."""
+    for i, width in enumerate(sizes):
+        x = activation(act)(
+            nn.Dense(width, kernel_init=HIDDEN, bias_init=BIAS, name=f"hidden_{i}")(x)
+        )
+    return x
 
 
 def masked_logits(logits: jax.Array, avail: jax.Array | None) -> jax.Array:
@@ -47,9 +64,12 @@ class CategoricalHead(nn.Module):
     """Logits over ``num_actions`` discrete actions -> masked ``distrax.Categorical``."""
 
     num_actions: int
+    hidden_sizes: Sequence[int] = ()
+    activation: str = "relu"
 
     @nn.compact
     def __call__(self, x: jax.Array, avail: jax.Array | None = None) -> distrax.Categorical:
+        x = hidden_layers(x, self.hidden_sizes, self.activation)
         logits = nn.Dense(self.num_actions, kernel_init=POLICY, bias_init=BIAS)(x)
         return distrax.Categorical(logits=masked_logits(logits, avail))
 
@@ -59,10 +79,13 @@ class GaussianHead(nn.Module):
 
     action_dim: int
     init_log_std: float = -0.5
+    hidden_sizes: Sequence[int] = ()
+    activation: str = "relu"
 
     @nn.compact
     def __call__(self, x: jax.Array, avail: jax.Array | None = None) -> distrax.Distribution:
         # ``avail`` is accepted for a uniform call signature; continuous dims are all usable.
+        x = hidden_layers(x, self.hidden_sizes, self.activation)
         mean = nn.Dense(self.action_dim, kernel_init=POLICY, bias_init=BIAS)(x)
         log_std = self.param(
             "log_std", nn.initializers.constant(self.init_log_std), (self.action_dim,)
@@ -73,8 +96,12 @@ class GaussianHead(nn.Module):
 class ValueHead(nn.Module):
     """A scalar value per input row: ``[..., D] -> [...]``."""
 
+    hidden_sizes: Sequence[int] = ()
+    activation: str = "relu"
+
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
+        x = hidden_layers(x, self.hidden_sizes, self.activation)
         return jnp.squeeze(nn.Dense(1, kernel_init=VALUE, bias_init=BIAS)(x), axis=-1)
 
 
@@ -82,7 +109,10 @@ class QHead(nn.Module):
     """Q-values over ``num_actions`` discrete actions: ``[..., D] -> [..., num_actions]``."""
 
     num_actions: int
+    hidden_sizes: Sequence[int] = ()
+    activation: str = "relu"
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
+        x = hidden_layers(x, self.hidden_sizes, self.activation)
         return nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS)(x)

@@ -221,6 +221,10 @@ class NetworkConfig:
         trunk: ``MLPTrunkConfig`` (feed-forward) or ``GRUTrunkConfig`` (recurrent); in YAML and
             on the command line ``network.trunk=gru``, ``network.trunk.size=64`` or
             ``network.trunk={kind: mlp, sizes: [128, 128]}``.
+        head_sizes: hidden widths inside each output head (policy, value, Q), each head its
+            own layers after the trunk (JaxMARL's Hanabi networks: ``[512]`` or ``[128]``).
+            For PPO they matter when the critic shares the actor's trunk
+            (``critic.shares_trunk``); with separate towers they act as more trunk layers.
         activation: ``"relu"``, ``"tanh"``, ``"gelu"`` or ``"silu"``.
         layer_norm: LayerNorm after dense layers.
         agent_id: append a one-hot agent id to every agent's observation.
@@ -231,6 +235,7 @@ class NetworkConfig:
     encoder_init_gain: float = math.sqrt(2.0)
     encoder: EncoderConfig = MLPEncoderConfig()
     trunk: TrunkConfig = MLPTrunkConfig()
+    head_sizes: tuple[int, ...] = ()
     activation: str = "tanh"
     layer_norm: bool = False
     agent_id: bool = False
@@ -253,6 +258,7 @@ class NetworkConfig:
             "network", embed_dim=self.embed_dim, encoder_init_gain=self.encoder_init_gain
         )
         require(all(w > 0 for w in self.encoder_sizes), "network layer widths must be > 0")
+        require(all(w > 0 for w in self.head_sizes), "network.head_sizes must be > 0")
 
     @property
     def recurrent(self) -> bool:

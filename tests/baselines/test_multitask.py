@@ -64,6 +64,10 @@ def tree_equal(a, b):
         (dict(tasks=(f"{SPREAD}:num_agents=2:num_agents=3",)), r"sets 'num_agents' twice"),
         (dict(task_weighting="softmax"), r"task_weighting must be one of"),
         (dict(decision_sizes=()), r"decision_sizes needs at least one width"),
+        (
+            dict(network=NetworkConfig(head_sizes=(8,), trunk=GRUTrunkConfig(size=16))),
+            r"network.head_sizes=\[8\] is not used by MTAPN",
+        ),
     ],
 )
 def test_invalid_configs_fail_before_building(overrides, match):

@@ -233,31 +233,63 @@ def test_world_state_critic_loss_equals_per_agent_evaluation():
     chex.assert_trees_all_close(grads, ref_grads, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("share_parameters", [True, False])
-def test_a_shared_encoder_is_a_separate_one_tied_to_the_actors(share_parameters):
-    """``critic.shares_encoder``: the loss is the separate-encoder loss with the critic's encoder
-    set to the actor's, and the encoder's gradient is the sum of the two encoders' gradients."""
+@pytest.mark.parametrize(
+    "shares, share_parameters",
+    [("encoder", True), ("encoder", False), ("trunk", True), ("trunk", False)],
+)
+def test_a_shared_encoder_or_trunk_is_a_separate_one_tied_to_the_actors(shares, share_parameters):
+    """``critic.shares_encoder`` (and ``shares_trunk``): the loss is the separate-tower loss with
+    the critic's encoder (and GRU trunk) set to the actor's, and each shared part's gradient is
+    the sum of the two towers' gradients. With a shared trunk the rollout's values and
+    log-probabilities are what the loss recomputes from the stored carries (same parameters)."""
+    trunk = shares == "trunk"
+    network = NetworkConfig(trunk=TRUNKS["gru"], embed_dim=32, head_sizes=(8,) if trunk else ())
     config = small_config(
-        critic=LocalCritic(shares_encoder=True),
+        network=network,
+        critic=LocalCritic(shares_encoder=True, shares_trunk=trunk),
         num_minibatches=1,
         share_parameters=share_parameters,
     )
-    learner, _, parts, params, data = _collected(config)
-    assert "encoder" not in params["critic"] and set(params["critic"]) == {"trunk", "head"}
+    learner, net, parts, params, data = _collected(config)
+    shared = {"encoder", "trunk"} if trunk else {"encoder"}
+    assert set(params["critic"]) == {"encoder", "trunk", "head"} - shared
     minibatch = jax.tree.map(lambda x: x[0], parts.minibatches(jax.random.key(0), data).stacked())
     from jaxmarl.baselines.ppo import build_network, ppo_parts
 
-    separate = small_config(num_minibatches=1, share_parameters=share_parameters)
+    separate = dataclasses.replace(config, critic=LocalCritic())
     separate_parts = ppo_parts(separate, learner.env, build_network(separate, learner.env.batch))
-    tied = {**params, "critic": {**params["critic"], "encoder": params["encoder"]}}
+    tied = {**params, "critic": {**params["critic"], **{k: params[k] for k in shared}}}
 
     loss_and_grad = lambda parts: jax.jit(jax.value_and_grad(parts.loss_fn, has_aux=True))
-    (loss, _), grads = loss_and_grad(parts)(params, minibatch)
+    (loss, metrics), grads = loss_and_grad(parts)(params, minibatch)
     (ref_loss, _), ref = loss_and_grad(separate_parts)(tied, minibatch)
     np.testing.assert_allclose(loss, ref_loss, rtol=1e-6)
-    summed = jax.tree.map(jnp.add, ref["encoder"], ref["critic"].pop("encoder"))
-    chex.assert_trees_all_close(grads, {**ref, "encoder": summed}, rtol=1e-5, atol=1e-7)
+    summed = {k: jax.tree.map(jnp.add, ref[k], ref["critic"].pop(k)) for k in shared}
+    chex.assert_trees_all_close(grads, {**ref, **summed}, rtol=1e-5, atol=1e-7)
     assert float(jnp.abs(ref["critic"]["head"]["Dense_0"]["kernel"]).sum()) > 0
+    if trunk:
+        # The collected values and log-probs come back from the carries: the rollout carried
+        # the shared trunk's state for the critic too.
+        assert abs(float(metrics["approx_kl"])) < 1e-6
+        steps = data.steps
+        flat = lambda x: x.reshape((x.shape[0], -1, *x.shape[3:]))
+        _, (_, values) = net.policy_and_value(
+            params,
+            data.actor_carry.reshape((-1, data.actor_carry.shape[-1])),
+            data.critic_carry,
+            flat(steps.obs),
+            flat(steps.first),
+            flat(steps.avail_actions),
+        )
+        np.testing.assert_allclose(values, flat(steps.value), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(
+            data.critic_carry, data.actor_carry.reshape(data.critic_carry.shape)
+        )
+
+
+def test_a_critic_sharing_the_trunk_must_share_the_encoder():
+    with pytest.raises(ValueError, match="set critic.shares_encoder=true as well"):
+        LocalCritic(shares_trunk=True)
 
 
 def test_world_state_critic_gets_no_agent_id_with_one_agent():

@@ -211,3 +211,11 @@ def test_target_network_follows_online_by_tau_every_interval(interval, tau, sync
         state = new_state
     assert float(metrics["learning"]) == 1.0
     assert gaps[-1] > 1e-3, gaps  # learning moved the online network away from the target
+
+
+def test_network_head_sizes_give_the_q_head_hidden_layers():
+    network = dataclasses.replace(small_config().network, head_sizes=(12,))
+    params = jax.jit(make_q_learning(small_config(network=network)).init)(jax.random.key(0)).params
+    head = params["heads"]["q"]
+    assert head["hidden_0"]["kernel"].shape == (16, 12)
+    assert head["Dense_0"]["kernel"].shape == (12, 5)  # simple_spread: 5 actions

@@ -1,3 +1,5 @@
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -12,6 +14,7 @@ from jaxmarl.networks import (
     GRUTrunk,
     MLPEncoder,
     MLPTrunk,
+    QHead,
     ValueHead,
     encoder_from_config,
     initial_carry,
@@ -73,6 +76,65 @@ def test_a_critic_without_an_encoder_reads_the_actors_embedding():
     _, y = MLPTrunk((16,)).apply({"params": params["critic"]["trunk"]}, critic_h, embedding, first)
     expected = ValueHead().apply({"params": params["critic"]["head"]}, y)
     np.testing.assert_array_equal(net.value(params, critic_h, obs, first)[1], expected)
+
+
+def test_a_critic_reading_the_actors_trunk_has_only_its_head():
+    """``critic_trunk=None``: the value head reads the actor's GRU output; the critic's carry is
+    the actor's, and ``policy_and_value`` returns it for both."""
+    net = ActorCritic(
+        encoder=MLPEncoder((), 16),
+        trunk=GRUTrunk(8),
+        policy_head=CategoricalHead(4, hidden_sizes=(6,)),
+        critic_encoder=None,
+        critic_trunk=None,
+        value_head=ValueHead(hidden_sizes=(6,)),
+    )
+    obs = jax.random.normal(jax.random.key(1), (3, 5, 7))
+    params = net.init(jax.random.key(0), obs[0], obs[0])
+    assert set(params["critic"]) == {"head"}
+    assert set(params["critic"]["head"]) == {"hidden_0", "Dense_0"}
+    assert params["critic"]["head"]["hidden_0"]["kernel"].shape == (8, 6)
+    actor_h, critic_h = net.initial_carry(5)
+    assert critic_h.shape == actor_h.shape == (5, 8)
+    actor_h = jax.random.normal(jax.random.key(2), actor_h.shape)
+    first = jnp.zeros((3, 5), bool).at[1, 0].set(True)
+    (hidden, dist), (critic_hidden, values) = net.policy_and_value(
+        params, actor_h, jnp.zeros_like(actor_h), obs, first
+    )
+    expected_hidden, expected_dist = net.policy(params, actor_h, obs, first)
+    _, y = GRUTrunk(8).apply(
+        {"params": params["trunk"]},
+        actor_h,
+        MLPEncoder((), 16).apply({"params": params["encoder"]}, obs),
+        first,
+    )
+    expected_values = ValueHead(hidden_sizes=(6,)).apply({"params": params["critic"]["head"]}, y)
+    np.testing.assert_allclose(values, expected_values, rtol=1e-6)
+    np.testing.assert_allclose(
+        net.value(params, actor_h, obs, first)[1], expected_values, rtol=1e-6
+    )
+    np.testing.assert_allclose(dist.logits, expected_dist.logits, rtol=1e-6)
+    np.testing.assert_array_equal(critic_hidden, hidden)
+    np.testing.assert_array_equal(hidden, expected_hidden)
+    with pytest.raises(ValueError, match="pass critic_encoder=None"):
+        dataclasses.replace(net, critic_encoder=MLPEncoder((), 16))
+
+
+def test_head_hidden_layers_come_before_the_output_layer():
+    x = jax.random.normal(jax.random.key(0), (5, 3))
+    head = QHead(4, hidden_sizes=(7, 6), activation="tanh")
+    params = head.init(jax.random.key(1), x)["params"]
+    assert {k: v["kernel"].shape for k, v in params.items()} == {
+        "hidden_0": (3, 7),
+        "hidden_1": (7, 6),
+        "Dense_0": (6, 4),
+    }
+    h = jnp.tanh(x @ params["hidden_0"]["kernel"] + params["hidden_0"]["bias"])
+    h = jnp.tanh(h @ params["hidden_1"]["kernel"] + params["hidden_1"]["bias"])
+    expected = h @ params["Dense_0"]["kernel"] + params["Dense_0"]["bias"]
+    np.testing.assert_allclose(head.apply({"params": params}, x), expected, rtol=1e-5, atol=1e-6)
+    # Without hidden layers a head's parameters are named as before (checkpoints still load).
+    assert set(QHead(4).init(jax.random.key(1), x)["params"]) == {"Dense_0"}
 
 
 def test_masked_actions_have_zero_probability_and_are_never_sampled():
