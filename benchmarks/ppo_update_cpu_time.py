@@ -26,6 +26,10 @@ drift: run the sides round-robin and compare within a round. Workloads:
 * ``ippo_rnn_hanabi``: IPPO-GRU on 2-player Hanabi (``configs/ippo/hanabi_rnn.yaml``,
   JaxMARL's ``IPPO/ippo_rnn_hanabi.py`` with ``ippo_rnn_hanabi.yaml``: 1024 envs x 128 steps,
   relu 128 -> GRU 128 shared, a 128 layer per head); ``--num-envs`` as above.
+* ``mappo_hanabi`` / ``mappo_rnn_hanabi``: MAPPO-FF / -GRU on 2-player Hanabi
+  (``configs/mappo/hanabi{,_rnn}.yaml``; JaxMARL's ``MAPPO/mappo_{ff,rnn}_hanabi.py`` with
+  ``mappo_homogenous_{ff,rnn}_hanabi.yaml``: 1024 envs x 128 steps, world-state critic, two
+  optimisers); ``--num-envs`` as above.
 
 ::
 
@@ -82,6 +86,22 @@ WORKLOADS = {
         (1024, 128),
         "IPPO/ippo_rnn_hanabi.py",
         "IPPO/config/ippo_rnn_hanabi.yaml",
+    ),
+    "mappo_hanabi": (
+        "mappo",
+        "hanabi",
+        [],
+        (1024, 128),
+        "MAPPO/mappo_ff_hanabi.py",
+        "MAPPO/config/mappo_homogenous_ff_hanabi.yaml",
+    ),
+    "mappo_rnn_hanabi": (
+        "mappo",
+        "hanabi_rnn",
+        [],
+        (1024, 128),
+        "MAPPO/mappo_rnn_hanabi.py",
+        "MAPPO/config/mappo_homogenous_rnn_hanabi.yaml",
     ),
 }
 
