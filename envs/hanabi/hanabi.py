@@ -719,9 +719,10 @@ class HanabiEnv(MultiAgentEnv):
 
     @partial(jax.jit, static_argnums=(0,))
     def get_world_state(self, state: HanabiState) -> jax.Array:
-        """Centralised-critic input (JaxMARL's ``HanabiWorldStateWrapper``): per agent, its
-        observation followed by its own hand (25 card bits per slot), all agents concatenated;
-        ``[num_agents * (obs_size + H * 25)]`` float32."""
+        """Centralised-critic input, every hand visible: per agent, its observation followed by
+        its own hand (25 card bits per slot), all agents concatenated;
+        ``[num_agents * (obs_size + H * 25)]`` float32 (what JaxMARL's
+        ``HanabiWorldStateWrapper`` documents; its code returns the observations alone)."""
         obs = self.seat_observations(state)
         own = _one_hot_cards(state.hands, self.num_card_types).reshape(self.num_agents, -1)
         per_agent = self._seats_to_agents(state, jnp.concatenate([obs, own], axis=1))
