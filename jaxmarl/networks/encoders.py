@@ -80,6 +80,7 @@ def encoder_from_config(
             embed_dim=net.embed_dim,
             activation=net.activation,
             layer_norm=net.encoder.layer_norm,
+            output_norm=net.encoder.output_norm,
         )
         if obs_leaves:
             leaves = tuple((str(name), tuple(int(d) for d in shape)) for name, shape in obs_leaves)
@@ -134,6 +135,8 @@ class CNNEncoder(nn.Module):
         embed_dim: output width.
         activation: name of the activation.
         layer_norm: LayerNorm after every layer, before the activation.
+        output_norm: LayerNorm on the output, after the last activation (JaxMARL's
+            OvercookedV2 network normalises its CNN's output before the GRU).
     """
 
     features: Sequence[int] = (32, 32)
@@ -141,6 +144,16 @@ class CNNEncoder(nn.Module):
     embed_dim: int = 64
     activation: str = "relu"
     layer_norm: bool = False
+    output_norm: bool = False
+
+    def _embed(self, x: jax.Array, lead: tuple[int, ...]) -> jax.Array:
+        """The dense layer to ``embed_dim`` and its activation (and ``output_norm``), called
+        inside a compact ``__call__``; ``[n, F]`` -> ``[*lead, embed_dim]``."""
+        x = nn.Dense(self.embed_dim, kernel_init=HIDDEN, bias_init=BIAS)(x)
+        x = activation(self.activation)(_norm(self.layer_norm)()(x))
+        if self.output_norm:
+            x = nn.LayerNorm(name="output_norm")(x)
+        return x.reshape((*lead, self.embed_dim))
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
@@ -149,8 +162,7 @@ class CNNEncoder(nn.Module):
         lead = obs.shape[:-3]
         x = obs.astype(jnp.float32).reshape((-1, *obs.shape[-3:]))
         x = _convolve(x, self.features, self.kernel_sizes, act, norm)
-        x = nn.Dense(self.embed_dim, kernel_init=HIDDEN, bias_init=BIAS)(x)
-        return act(norm()(x)).reshape((*lead, self.embed_dim))
+        return self._embed(x, lead)
 
 
 def split_leaves(
@@ -193,8 +205,6 @@ class DictEncoder(CNNEncoder):
 
     @nn.compact
     def __call__(self, obs: jax.Array) -> jax.Array:
-        act = activation(self.activation)
-        norm = _norm(self.layer_norm)
         lead = obs.shape[:-1]
         parts = []
         for name, leaf in split_leaves(obs.astype(jnp.float32), self.leaves).items():
@@ -206,9 +216,7 @@ class DictEncoder(CNNEncoder):
                 parts.append(with_name(grid))
             else:
                 parts.append(leaf.reshape((math.prod(lead), -1)))
-        x = jnp.concatenate(parts, axis=-1)
-        x = nn.Dense(self.embed_dim, kernel_init=HIDDEN, bias_init=BIAS)(x)
-        return act(norm()(x)).reshape((*lead, self.embed_dim))
+        return self._embed(jnp.concatenate(parts, axis=-1), lead)
 
 
 class _Convolutions(nn.Module):

@@ -183,12 +183,15 @@ class CNNEncoderConfig:
         kernel_sizes: square kernel size per convolution (one per entry of ``features``).
         layer_norm: LayerNorm after every convolution and the dense layer (JaxMARL's
             PQN-VDN CNN); the network's ``layer_norm`` does not apply to the encoder.
+        output_norm: LayerNorm on the encoder's output, after its activation (JaxMARL's
+            OvercookedV2 IPPO-RNN, before its GRU).
     """
 
     kind: ClassVar[str] = "cnn"
     features: tuple[int, ...] = (32, 32, 32)
     kernel_sizes: tuple[int, ...] = (5, 3, 3)
     layer_norm: bool = False
+    output_norm: bool = False
 
     def __post_init__(self):
         require(len(self.features) > 0, "network.encoder.features needs at least one convolution")

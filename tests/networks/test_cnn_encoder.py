@@ -36,6 +36,31 @@ def test_cnn_layer_norm_adds_one_norm_per_layer():
     assert sum(name.startswith("LayerNorm") for name in params) == 3
 
 
+@pytest.mark.parametrize("dict_obs", [False, True])
+def test_cnn_output_norm_normalises_each_embedding(dict_obs):
+    """``output_norm``: each output row has mean 0 and variance 1 (LayerNorm at its initial
+    scale 1 and offset 0), and is the plain encoder's output normalised."""
+    conv = dict(features=(4,), kernel_sizes=(3,), embed_dim=8)
+    grid = jax.random.normal(jax.random.key(1), (6, 4, 5, 3))
+    if dict_obs:
+        leaves = (("grid", (4, 5, 3)), ("flat", (2,)))
+        obs = jnp.concatenate([grid.reshape(6, -1), jnp.ones((6, 2))], axis=-1)
+        plain, normed = (
+            DictEncoder(leaves=leaves, **conv),
+            DictEncoder(leaves=leaves, output_norm=True, **conv),
+        )
+    else:
+        obs, plain, normed = grid, CNNEncoder(**conv), CNNEncoder(output_norm=True, **conv)
+    params = normed.init(jax.random.key(0), obs)["params"]
+    out = normed.apply({"params": params}, obs)
+    np.testing.assert_allclose(out.mean(-1), 0.0, atol=1e-5)
+    np.testing.assert_allclose(out.var(-1), 1.0, rtol=1e-3)
+    body = {k: v for k, v in params.items() if k != "output_norm"}
+    raw = plain.apply({"params": body}, obs)
+    expected = (raw - raw.mean(-1, keepdims=True)) / jnp.sqrt(raw.var(-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+
+
 def test_mlp_flattens_grid_observations():
     grid = jax.random.normal(jax.random.key(1), (2, 3, 4, 5, 6))
     mlp = MLPEncoder(hidden_sizes=(), embed_dim=8, obs_ndim=3)

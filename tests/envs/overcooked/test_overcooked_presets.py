@@ -1,6 +1,6 @@
 """The OvercookedV2 IPPO-GRU preset builds JaxMARL 0.2.0's ``ippo_rnn_overcooked_v2`` network
-layer for layer (shapes only, no compile): CNN and GRU shared by actor and critic, a dense 128
-layer in each head (its CNN-output LayerNorm aside, a listed deviation)."""
+layer for layer (shapes only, no compile): CNN (a LayerNorm on its output) and GRU shared by
+actor and critic, a dense 128 layer in each head."""
 
 from __future__ import annotations
 
@@ -37,3 +37,4 @@ def test_overcooked_v2_rnn_preset_builds_jaxmarls_network():
         "critic/head/hidden_0": (128, 128),
         "critic/head/Dense_0": (128, 1),
     }
+    assert params["encoder"]["output_norm"]["scale"].shape == (128,)  # before the GRU
