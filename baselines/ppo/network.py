@@ -143,7 +143,9 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
         return encoder_from_config(net, batch.input_shape, batch.input_leaves)
 
     head = CategoricalHead if batch.discrete else GaussianHead
-    layers = {"hidden_sizes": net.head_sizes, "activation": net.activation}
+    layers = dict(
+        hidden_sizes=net.head_sizes, activation=net.activation, hidden_gain=net.head_init_gain
+    )
     network = ActorCritic(
         encoder=encoder(),
         trunk=trunk_from_config(net),

@@ -26,7 +26,7 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
     return QNetwork(
         encoder=encoder_from_config(net, batch.input_shape, batch.input_leaves),
         trunk=trunk,
-        head=QHead(batch.num_actions, net.head_sizes, net.activation),
+        head=QHead(batch.num_actions, net.head_sizes, net.activation, net.head_init_gain),
         mixer=build_mixer(config),
         num_agents=batch.num_agents,
     )

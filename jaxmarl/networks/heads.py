@@ -3,11 +3,13 @@
 Every head may start with hidden layers of its own (``hidden_sizes``, each followed by
 ``activation``) before its output layer: JaxMARL's Hanabi networks give the policy and the value
 one hidden layer each after a body they share. The hidden layers are named ``hidden_0``,
-``hidden_1``, ...; the output layer keeps the name ``Dense_0`` either way.
+``hidden_1``, ...; the output layer keeps the name ``Dense_0`` either way. Their orthogonal
+gain is ``hidden_gain`` (sqrt(2), as every hidden layer; JaxMARL's shared-body networks use 2).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import distrax
@@ -15,15 +17,18 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
-from jaxmarl.networks.init import BIAS, HIDDEN, POLICY, VALUE, activation
+from jaxmarl.networks.init import BIAS, POLICY, VALUE, activation, orthogonal
+
+HIDDEN_GAIN = math.sqrt(2.0)  # the hidden layers' orthogonal gain everywhere (init.HIDDEN)
 
 
-def hidden_layers(x: jax.Array, sizes: Sequence[int], act: str) -> jax.Array:
+def hidden_layers(
+    x: jax.Array, sizes: Sequence[int], act: str, gain: float = HIDDEN_GAIN
+) -> jax.Array:
     """A head's own dense layers before its output (call inside a compact ``__call__``)."""
     for i, width in enumerate(sizes):
-        x = activation(act)(
-            nn.Dense(width, kernel_init=HIDDEN, bias_init=BIAS, name=f"hidden_{i}")(x)
-        )
+        dense = nn.Dense(width, kernel_init=orthogonal(gain), bias_init=BIAS, name=f"hidden_{i}")
+        x = activation(act)(dense(x))
     return x
 
 
@@ -66,10 +71,11 @@ class CategoricalHead(nn.Module):
     num_actions: int
     hidden_sizes: Sequence[int] = ()
     activation: str = "relu"
+    hidden_gain: float = HIDDEN_GAIN
 
     @nn.compact
     def __call__(self, x: jax.Array, avail: jax.Array | None = None) -> distrax.Categorical:
-        x = hidden_layers(x, self.hidden_sizes, self.activation)
+        x = hidden_layers(x, self.hidden_sizes, self.activation, self.hidden_gain)
         logits = nn.Dense(self.num_actions, kernel_init=POLICY, bias_init=BIAS)(x)
         return distrax.Categorical(logits=masked_logits(logits, avail))
 
@@ -81,11 +87,12 @@ class GaussianHead(nn.Module):
     init_log_std: float = -0.5
     hidden_sizes: Sequence[int] = ()
     activation: str = "relu"
+    hidden_gain: float = HIDDEN_GAIN
 
     @nn.compact
     def __call__(self, x: jax.Array, avail: jax.Array | None = None) -> distrax.Distribution:
         # ``avail`` is accepted for a uniform call signature; continuous dims are all usable.
-        x = hidden_layers(x, self.hidden_sizes, self.activation)
+        x = hidden_layers(x, self.hidden_sizes, self.activation, self.hidden_gain)
         mean = nn.Dense(self.action_dim, kernel_init=POLICY, bias_init=BIAS)(x)
         log_std = self.param(
             "log_std", nn.initializers.constant(self.init_log_std), (self.action_dim,)
@@ -98,10 +105,11 @@ class ValueHead(nn.Module):
 
     hidden_sizes: Sequence[int] = ()
     activation: str = "relu"
+    hidden_gain: float = HIDDEN_GAIN
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        x = hidden_layers(x, self.hidden_sizes, self.activation)
+        x = hidden_layers(x, self.hidden_sizes, self.activation, self.hidden_gain)
         return jnp.squeeze(nn.Dense(1, kernel_init=VALUE, bias_init=BIAS)(x), axis=-1)
 
 
@@ -111,8 +119,9 @@ class QHead(nn.Module):
     num_actions: int
     hidden_sizes: Sequence[int] = ()
     activation: str = "relu"
+    hidden_gain: float = HIDDEN_GAIN
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
-        x = hidden_layers(x, self.hidden_sizes, self.activation)
+        x = hidden_layers(x, self.hidden_sizes, self.activation, self.hidden_gain)
         return nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS)(x)

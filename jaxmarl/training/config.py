@@ -228,6 +228,8 @@ class NetworkConfig:
             own layers after the trunk (JaxMARL's Hanabi networks: ``[512]`` or ``[128]``).
             For PPO they matter when the critic shares the actor's trunk
             (``critic.shares_trunk``); with separate towers they act as more trunk layers.
+        head_init_gain: orthogonal gain of those head layers: sqrt(2) as every hidden layer,
+            or 2 (JaxMARL's Hanabi and OvercookedV2 IPPO networks).
         activation: ``"relu"``, ``"tanh"``, ``"gelu"`` or ``"silu"``.
         layer_norm: LayerNorm after dense layers.
         agent_id: append a one-hot agent id to every agent's observation.
@@ -239,6 +241,7 @@ class NetworkConfig:
     encoder: EncoderConfig = MLPEncoderConfig()
     trunk: TrunkConfig = MLPTrunkConfig()
     head_sizes: tuple[int, ...] = ()
+    head_init_gain: float = math.sqrt(2.0)
     activation: str = "tanh"
     layer_norm: bool = False
     agent_id: bool = False
@@ -258,7 +261,10 @@ class NetworkConfig:
             f"network.activation must be one of {ACTIVATIONS}, got {self.activation!r}",
         )
         require_positive(
-            "network", embed_dim=self.embed_dim, encoder_init_gain=self.encoder_init_gain
+            "network",
+            embed_dim=self.embed_dim,
+            encoder_init_gain=self.encoder_init_gain,
+            head_init_gain=self.head_init_gain,
         )
         require(all(w > 0 for w in self.encoder_sizes), "network layer widths must be > 0")
         require(all(w > 0 for w in self.head_sizes), "network.head_sizes must be > 0")

@@ -135,6 +135,24 @@ def test_head_hidden_layers_come_before_the_output_layer():
     np.testing.assert_allclose(head.apply({"params": params}, x), expected, rtol=1e-5, atol=1e-6)
     # Without hidden layers a head's parameters are named as before (checkpoints still load).
     assert set(QHead(4).init(jax.random.key(1), x)["params"]) == {"Dense_0"}
+    # ``hidden_gain``: the hidden kernels are orthogonal times the gain (rows, as 3 < 7).
+    wide = QHead(4, hidden_sizes=(7,), hidden_gain=2.0).init(jax.random.key(1), x)["params"]
+    kernel = wide["hidden_0"]["kernel"]
+    np.testing.assert_allclose(kernel @ kernel.T, 4.0 * np.eye(3), atol=1e-5)
+
+
+def test_network_head_settings_reach_both_ppo_heads():
+    from jaxmarl.baselines.ppo import LocalCritic, PPOConfig, build_network
+    from jaxmarl.training.rollout import TrainingEnv
+
+    net = NetworkConfig(head_sizes=(8, 4), head_init_gain=2.0, activation="relu")
+    critic = LocalCritic(shares_encoder=True, shares_trunk=True)
+    config = PPOConfig(network=net, critic=critic)
+    env = TrainingEnv.make("MPE_simple_spread_v3", agent_id=False, world_state=False)
+    network = build_network(config, env.batch)
+    for head in (network.policy_head, network.value_head):
+        assert (head.hidden_sizes, head.hidden_gain, head.activation) == ((8, 4), 2.0, "relu")
+    assert network.critic_encoder is None and network.critic_trunk is None
 
 
 def test_masked_actions_have_zero_probability_and_are_never_sampled():
