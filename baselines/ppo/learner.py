@@ -13,8 +13,8 @@ with ``jax.vmap``; minibatches then keep an env's agents together). A centralise
 world state plus a one-hot agent id, or with ``critic.agent_id=false`` the world state alone
 (JaxMARL's MPE MAPPO critic): then every agent of an env has the same value, so the critic runs
 once per env and minibatches keep an env's agents together. A local critic may read the actor's
-embedding (``critic.shares_encoder=true``; the loss then embeds each observation once for
-both). Truncated episodes bootstrap
+embedding (``critic.shares_encoder=true``) and trunk (``critic.shares_trunk=true``); the
+rollout and the loss then compute the shared layers once for both. Truncated episodes bootstrap
 from the value of their real last observation (``bootstrap_truncation``; JaxMARL's scripts
 treat a time limit as a termination, which ``bootstrap_truncation=false`` reproduces).
 """
