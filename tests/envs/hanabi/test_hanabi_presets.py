@@ -72,3 +72,5 @@ def test_hanabi_presets_build_jaxmarls_networks(alg, preset):
         if leaf.ndim == 2:
             kernels["/".join(keys[:-1] if keys[-1] == "kernel" else keys)] = leaf.shape
     assert kernels == EXPECTED[alg, preset]
+    if preset == "hanabi_rnn" and alg == "ippo":  # JaxMARL's head layers: orthogonal gain 2
+        assert config.network.head_init_gain == 2.0

@@ -38,3 +38,4 @@ def test_overcooked_v2_rnn_preset_builds_jaxmarls_network():
         "critic/head/Dense_0": (128, 1),
     }
     assert params["encoder"]["output_norm"]["scale"].shape == (128,)  # before the GRU
+    assert config.network.head_init_gain == 2.0  # JaxMARL's head layers' orthogonal gain
