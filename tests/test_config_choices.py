@@ -166,8 +166,10 @@ def test_wrong_kinds_and_fields_name_the_fix(config_cls, overrides, message):
 def test_invalid_values_of_a_variant_fail_in_its_validation():
     with pytest.raises(ValueError, match=r"mixer.embed_dim must be > 0, got -1"):
         load_config(QLearningConfig, overrides=["mixer.embed_dim=-1"])
-    with pytest.raises(ValueError, match=r"network.trunk.sizes needs at least one width"):
-        load_config(PPOConfig, overrides=["network.trunk.sizes=[]"])
+    with pytest.raises(ValueError, match=r"network.trunk.sizes must be > 0"):
+        load_config(PPOConfig, overrides=["network.trunk.sizes=[64,0]"])
+    # An empty list is a trunk without layers, valid on its own (the Hanabi FF preset).
+    assert load_config(PPOConfig, overrides=["network.trunk.sizes=[]"]).network.trunk.sizes == ()
 
 
 def test_save_writes_tags_and_the_format_and_reads_back(tmp_path):

@@ -139,6 +139,12 @@ class MultiTaskFields:
             len(self.decision_sizes) > 0 and all(w > 0 for w in self.decision_sizes),
             "decision_sizes needs at least one width, all > 0",
         )
+        trunk = self.network.trunk
+        require(
+            trunk.recurrent or len(trunk.sizes) > 0,
+            "network.trunk.sizes=[] leaves the multi-task learners no shared trunk; give it at "
+            "least one width (e.g. network.trunk.sizes=[64])",
+        )
         specs = self.task_specs  # parses and checks every spec
         require(len(specs) > 0, "tasks needs at least one task")
         require(

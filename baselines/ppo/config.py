@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import ClassVar
 
 from jaxmarl.training.config import (
@@ -103,6 +104,9 @@ class PPOConfig(RolloutUpdates):
             agent (``share_parameters=false``: independent learners, the parameter sets
             stacked on a leading agent axis and applied with ``jax.vmap``). Independent
             parameters need a critic evaluated per agent (not ``critic.agent_id=false``).
+        init_log_std: the Gaussian policy's initial log standard deviation (continuous action
+            spaces; a learned parameter per action dimension, independent of the state).
+            -0.5 by default; 0 is JaxMARL's and the JaxNav paper's. Discrete policies have none.
     """
 
     env: EnvConfig = dataclasses.field(default_factory=EnvConfig)
@@ -127,6 +131,7 @@ class PPOConfig(RolloutUpdates):
     normalize_advantages: bool = True
     bootstrap_truncation: bool = True
     share_parameters: bool = True
+    init_log_std: float = -0.5
 
     def __post_init__(self):
         require(
@@ -155,6 +160,10 @@ class PPOConfig(RolloutUpdates):
         )
         require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
         require(self.ent_coef >= 0 and self.vf_coef >= 0, "ent_coef and vf_coef must be >= 0")
+        require(
+            math.isfinite(self.init_log_std),
+            f"init_log_std must be a finite number, got {self.init_log_std}",
+        )
         require(
             self.share_parameters or not self.critic.one_per_env,
             "share_parameters=false gives every agent its own critic, but critic.agent_id=false "

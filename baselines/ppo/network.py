@@ -142,14 +142,17 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
     def encoder():
         return encoder_from_config(net, batch.input_shape, batch.input_leaves)
 
-    head = CategoricalHead if batch.discrete else GaussianHead
     layers = dict(
         hidden_sizes=net.head_sizes, activation=net.activation, hidden_gain=net.head_init_gain
     )
+    if batch.discrete:
+        policy_head = CategoricalHead(batch.num_actions, **layers)
+    else:
+        policy_head = GaussianHead(batch.num_actions, init_log_std=config.init_log_std, **layers)
     network = ActorCritic(
         encoder=encoder(),
         trunk=trunk_from_config(net),
-        policy_head=head(batch.num_actions, **layers),
+        policy_head=policy_head,
         critic_encoder=None if config.critic.shares_encoder else encoder(),
         critic_trunk=None if config.critic.shares_trunk else trunk_from_config(net),
         value_head=ValueHead(**layers),

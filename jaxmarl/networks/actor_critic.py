@@ -78,12 +78,13 @@ class ActorCritic:
         value = self.value_head.init(keys[5], cy)
         critic = {"head": value["params"]}
         if critic_trunk is not None:
-            critic = {"trunk": critic_trunk["params"], **critic}
+            critic = {"trunk": critic_trunk.get("params", {}), **critic}
         if critic_embed is not None:
             critic = {"encoder": critic_embed["params"], **critic}
         return {
             "encoder": embed["params"],
-            "trunk": trunk["params"],
+            # .get: a trunk without layers (network.trunk.sizes=[]) has no parameters
+            "trunk": trunk.get("params", {}),
             "heads": {"policy": policy["params"]},
             "critic": critic,
         }

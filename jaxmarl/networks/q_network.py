@@ -59,7 +59,7 @@ class QNetwork:
         mixer = self.mixer.init(keys[3], agent_q, world_state)
         return {
             "encoder": encoder["params"],
-            "trunk": trunk["params"],
+            "trunk": trunk.get("params", {}),  # none for a trunk without layers
             "heads": {"q": head["params"]},
             "mixer": mixer.get("params", {}),
         }

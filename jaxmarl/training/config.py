@@ -114,7 +114,10 @@ class MLPTrunkConfig:
     """A feed-forward decision trunk (``network.trunk=mlp``).
 
     Attributes:
-        sizes: widths of its dense layers (at least one).
+        sizes: widths of its dense layers. Empty: no trunk layers, the encoder's output goes
+            straight to the heads (JaxMARL's feed-forward Hanabi network has all its layers
+            after the shared embedding in the heads, ``network.head_sizes``); the multi-task
+            learners, whose shared layers are the trunk, need at least one.
     """
 
     kind: ClassVar[str] = "mlp"
@@ -122,7 +125,6 @@ class MLPTrunkConfig:
     sizes: tuple[int, ...] = (64,)
 
     def __post_init__(self):
-        require(len(self.sizes) > 0, "network.trunk.sizes needs at least one width")
         require(all(w > 0 for w in self.sizes), "network.trunk.sizes must be > 0")
 
     def build(self, activation: str, layer_norm: bool):

@@ -68,6 +68,10 @@ def tree_equal(a, b):
             dict(network=NetworkConfig(head_sizes=(8,), trunk=GRUTrunkConfig(size=16))),
             r"network.head_sizes=\[8\] is not used by MTAPN",
         ),
+        (
+            dict(network=NetworkConfig(trunk=MLPTrunkConfig(sizes=()))),
+            r"network.trunk.sizes=\[\] leaves the multi-task learners no shared trunk",
+        ),
     ],
 )
 def test_invalid_configs_fail_before_building(overrides, match):

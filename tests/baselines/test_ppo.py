@@ -25,7 +25,11 @@ from jaxmarl.training.config import (
     RunConfig,
 )
 
-TRUNKS = {"mlp": MLPTrunkConfig(sizes=(32,)), "gru": GRUTrunkConfig(size=16)}
+TRUNKS = {
+    "mlp": MLPTrunkConfig(sizes=(32,)),
+    "gru": GRUTrunkConfig(size=16),
+    "none": MLPTrunkConfig(sizes=()),  # no trunk layers: the heads' own layers follow the encoder
+}
 
 
 def small_config(**overrides):
@@ -49,6 +53,7 @@ def small_config(**overrides):
         (dict(critic="global"), r"critic must be a LocalCritic or a CentralisedCritic"),
         (dict(run=RunConfig(total_timesteps=1000)), r"use run.total_timesteps=960 or 1024"),
         (dict(gamma=1.5), r"gamma must be in"),
+        (dict(init_log_std=float("nan")), r"init_log_std must be a finite number"),
     ],
 )
 def test_invalid_configs_fail_before_building(overrides, match):
@@ -61,8 +66,8 @@ def test_unknown_env_and_network_values_fail_early():
         EnvConfig(env_id="MPE_simple_spred_v3")
     with pytest.raises(ValueError, match="network.trunk must be an MLPTrunkConfig or a GRU"):
         NetworkConfig(trunk="lstm")
-    with pytest.raises(ValueError, match="network.trunk.sizes needs at least one width"):
-        MLPTrunkConfig(sizes=())
+    with pytest.raises(ValueError, match="network.trunk.sizes must be > 0"):
+        MLPTrunkConfig(sizes=(64, 0))
 
 
 def test_config_is_frozen_and_hashable():
@@ -81,6 +86,7 @@ def test_config_is_frozen_and_hashable():
         ("gru", "shared", {}),
         ("mlp", "shared", {}),
         ("gru", "shared_separate_clip", {}),
+        ("none", "local", {}),
     ],
 )
 def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
@@ -88,7 +94,9 @@ def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
     # "shared_separate_clip": that, with the actor's and critic's gradients clipped apart.
     shared = critic.startswith("shared")
     config = small_config(
-        network=NetworkConfig(trunk=TRUNKS[trunk], embed_dim=32),
+        network=NetworkConfig(
+            trunk=TRUNKS[trunk], embed_dim=32, head_sizes=(16,) if trunk == "none" else ()
+        ),
         critic=CentralisedCritic(agent_id=not shared)
         if shared or critic == "centralised"
         else LocalCritic(),
@@ -100,6 +108,9 @@ def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
     chex.assert_tree_all_finite(metrics)
     chex.assert_tree_all_finite(state.params)
     assert int(state.update) == 3
+    if trunk == "none":
+        assert state.params["trunk"] == {} and "trunk" in state.params["critic"]
+        assert state.params["critic"]["trunk"] == {}
     for name in ("episode_return", "policy_loss", "value_loss", "entropy", "approx_kl"):
         assert metrics[name].dtype == jnp.float32, name
     # 16 steps x 3 updates = 48 steps: 1 episode of 25 steps ended per env by then.

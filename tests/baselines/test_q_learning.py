@@ -132,18 +132,21 @@ def test_burn_in_reaches_the_loss():
 
 
 def test_vmapped_seeds_equal_separate_runs():
+    # A trunk without layers (network.trunk.sizes=[]): the Q head's own hidden layer follows
+    # the encoder directly.
+    network = NetworkConfig(
+        trunk=MLPTrunkConfig(sizes=()), head_sizes=(16,), embed_dim=16, agent_id=True
+    )
     config = small_config(
-        mixer=VDNMixerConfig(),
-        network=NetworkConfig(trunk=MLPTrunkConfig(sizes=(16,)), embed_dim=16, agent_id=True),
-        tau=0.5,
-        target_update_interval=1,
+        mixer=VDNMixerConfig(), network=network, tau=0.5, target_update_interval=1
     )
     train = make_train(config)
     keys = jax.random.split(jax.random.key(7), 2)
     _, batched = jax.jit(jax.vmap(train))(keys)
     single = jax.jit(train)
     for i in range(2):
-        _, metrics = single(keys[i])
+        state, metrics = single(keys[i])
+        assert state.params["trunk"] == {} and "hidden_0" in state.params["heads"]["q"]
         chex.assert_trees_all_close(
             jax.tree.map(lambda x: x[i], batched), metrics, rtol=1e-5, atol=1e-6
         )

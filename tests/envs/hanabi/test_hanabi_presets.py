@@ -4,12 +4,9 @@ encoder -> trunk -> heads parameter tree."""
 
 from __future__ import annotations
 
-import jax
 import pytest
 
-from jaxmarl.baselines.ppo import build_network, ppo_parts
-from jaxmarl.train import parse
-from jaxmarl.training.rollout import TrainingEnv
+from tests.envs.preset_layers import kernel_shapes, preset_network
 
 OBS, ACTIONS = 658, 21  # 2-player Hanabi
 # MAPPO's critic reads 2 x (658 + 125) (every observation and hand) + a 2-way agent id; JaxMARL's
@@ -21,9 +18,9 @@ EXPECTED = {
     # Dense 512 shared by actor and critic, then Dense 512 -> logits / Dense 512 -> value.
     ("ippo", "hanabi"): {
         "encoder/Dense_0": (OBS, 512),
-        "trunk/Dense_0": (512, 512),
+        "heads/policy/hidden_0": (512, 512),
         "heads/policy/Dense_0": (512, ACTIONS),
-        "critic/trunk/Dense_0": (512, 512),
+        "critic/head/hidden_0": (512, 512),
         "critic/head/Dense_0": (512, 1),
     },
     # Dense 128 and a GRU of 128 shared, then Dense 128 -> logits / Dense 128 -> value.
@@ -48,11 +45,11 @@ EXPECTED = {
     ("mappo", "hanabi_rnn"): {
         "encoder/Dense_0": (OBS, 128),
         **{f"trunk/{k}": v for k, v in GRU.items()},
-        "trunk/Dense_0": (128, 128),
+        "heads/policy/hidden_0": (128, 128),
         "heads/policy/Dense_0": (128, ACTIONS),
         "critic/encoder/Dense_0": (WORLD, 128),
         **{f"critic/trunk/{k}": v for k, v in GRU.items()},
-        "critic/trunk/Dense_0": (128, 128),
+        "critic/head/hidden_0": (128, 128),
         "critic/head/Dense_0": (128, 1),
     },
 }
@@ -60,17 +57,8 @@ EXPECTED = {
 
 @pytest.mark.parametrize(("alg", "preset"), list(EXPECTED), ids=["/".join(k) for k in EXPECTED])
 def test_hanabi_presets_build_jaxmarls_networks(alg, preset):
-    config = parse([f"alg={alg}", f"preset={preset}", "env.num_envs=4", "--no-progress"]).config
-    env = TrainingEnv.from_config(
-        config.env, agent_id=config.network.agent_id, world_state=config.critic.centralised
-    )
-    parts = ppo_parts(config, env, build_network(config, env.batch))
-    params, _ = jax.eval_shape(parts.init_params, jax.random.key(0), jax.random.key(1))
-    kernels = {}  # every weight matrix (biases follow from them), by its layer's path
-    for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
-        keys = [k.key for k in path]
-        if leaf.ndim == 2:
-            kernels["/".join(keys[:-1] if keys[-1] == "kernel" else keys)] = leaf.shape
+    config, _, _, params = preset_network(alg, preset, "env.num_envs=4")
+    kernels = kernel_shapes(params)
     assert kernels == EXPECTED[alg, preset]
-    if preset == "hanabi_rnn" and alg == "ippo":  # JaxMARL's head layers: orthogonal gain 2
+    if (alg, preset) != ("mappo", "hanabi"):  # JaxMARL's head layers: orthogonal gain 2
         assert config.network.head_init_gain == 2.0

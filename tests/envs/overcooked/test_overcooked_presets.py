@@ -4,23 +4,12 @@ actor and critic, a dense 128 layer in each head."""
 
 from __future__ import annotations
 
-import jax
-
-from jaxmarl.baselines.ppo import build_network, ppo_parts
-from jaxmarl.train import parse
-from jaxmarl.training.rollout import TrainingEnv
+from tests.envs.preset_layers import kernel_shapes, preset_network
 
 
 def test_overcooked_v2_rnn_preset_builds_jaxmarls_network():
-    config = parse(["alg=ippo", "preset=overcooked_v2_rnn", "--no-progress"]).config
-    env = TrainingEnv.from_config(config.env, agent_id=False, world_state=False)
-    parts = ppo_parts(config, env, build_network(config, env.batch))
-    params, _ = jax.eval_shape(parts.init_params, jax.random.key(0), jax.random.key(1))
-    kernels = {  # every weight array (biases follow from them), by its layer's path
-        "/".join(k.key for k in path).removesuffix("/kernel"): leaf.shape
-        for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]
-        if leaf.ndim >= 2
-    }
+    config, env, _, params = preset_network("ippo", "overcooked_v2_rnn")
+    kernels = kernel_shapes(params)
     channels = env.batch.input_shape[-1]  # grounded_coord_simple's observation channels
     assert kernels == {
         "encoder/Conv_0": (1, 1, channels, 128),
