@@ -47,6 +47,9 @@ Usage::
     python benchmarks/jaxnav_ippo_vs_jaxmarl.py --report-only \\
         --md benchmarks/results/jaxnav_ippo_vs_jaxmarl-table.md \\
         --plot benchmarks/results/jaxnav_ippo_vs_jaxmarl.png
+    # JaxMARL's YAML alone, for ppo_update_cpu_time.py --workload ippo_rnn_jaxnav:
+    python benchmarks/jaxnav_ippo_vs_jaxmarl.py --num-envs 256 --num-steps 512 \
+        --write-peer-config /tmp/peer_scripts_jaxnav34/IPPO/config/ippo_rnn_jaxnav.yaml
 """
 
 from __future__ import annotations
@@ -354,7 +357,22 @@ def main(argv=None) -> int:
     parser.add_argument("--md", type=Path, default=None)
     parser.add_argument("--plot", type=Path, default=None)
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument(
+        "--write-peer-config",
+        type=Path,
+        default=None,
+        help="only write JaxMARL's YAML for these settings to this path (used by "
+        "ppo_update_cpu_time.py --workload ippo_rnn_jaxnav) and exit",
+    )
     args = parser.parse_args(argv)
+    if args.write_peer_config:
+        import yaml
+
+        args.write_peer_config.parent.mkdir(parents=True, exist_ok=True)
+        args.write_peer_config.write_text(
+            yaml.safe_dump(peer_config(args.num_envs, args.num_steps))
+        )
+        return 0
     args.out_dir = args.out_dir.resolve()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     per_update = args.num_envs * args.num_steps

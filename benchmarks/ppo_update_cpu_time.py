@@ -30,6 +30,15 @@ drift: run the sides round-robin and compare within a round. Workloads:
   (``configs/mappo/hanabi{,_rnn}.yaml``; JaxMARL's ``MAPPO/mappo_{ff,rnn}_hanabi.py`` with
   ``mappo_homogenous_{ff,rnn}_hanabi.yaml``: 1024 envs x 128 steps, world-state critic, two
   optimisers); ``--num-envs`` as above.
+* ``ippo_rnn_jaxnav``: IPPO-GRU on JaxNav's default 2-robot task with discrete actions
+  (``configs/ippo/jaxnav.yaml``, the JaxNav paper's settings and network, env kwargs back to
+  the defaults plus ``act_type=Discrete``, as ``jaxnav_ippo_vs_jaxmarl.py`` runs it), against
+  JaxMARL's generic ``IPPO/ippo_rnn.py`` (relu 512 -> GRU 512 shared, a 512 layer per head;
+  the same network). The paper's 256 envs x 512 steps; ``--num-envs`` as above. The peer
+  YAML, ``IPPO/config/ippo_rnn_jaxnav.yaml`` under ``--peer-scripts``, is written by
+  ``jaxnav_ippo_vs_jaxmarl.py --write-peer-config PATH``. JaxMARL's script plays one greedy
+  500-step episode of one env inside ``train``, which its time per update includes (one
+  env's rollout, small beside an update's 16 x 512 env steps and SGD).
 
 ::
 
@@ -102,6 +111,21 @@ WORKLOADS = {
         (1024, 128),
         "MAPPO/mappo_rnn_hanabi.py",
         "MAPPO/config/mappo_homogenous_rnn_hanabi.yaml",
+    ),
+    "ippo_rnn_jaxnav": (
+        "ippo",
+        "jaxnav",
+        [
+            # the env's default 2-robot task (the preset sets the paper's 4-robot one), with
+            # JaxMARL's discrete actions, which its ippo_rnn.py needs
+            "~env.env_kwargs.num_agents",
+            "~env.env_kwargs.goal_radius",
+            "~env.env_kwargs.map_params",
+            "+env.env_kwargs.act_type=Discrete",
+        ],
+        (256, 512),
+        "IPPO/ippo_rnn.py",
+        "IPPO/config/ippo_rnn_jaxnav.yaml",
     ),
 }
 
@@ -180,6 +204,7 @@ def jaxmarl_train(workload, updates, layout, peer_scripts, num_envs=None):
     if num_envs:
         config["NUM_ENVS"] = num_envs
     config["TOTAL_TIMESTEPS"] = updates * per_update
+    config.setdefault("WANDB_MODE", "disabled")  # ippo_rnn.py reads it inside train
     if workload == "ippo_overcooked":
         from jaxmarl.environments.overcooked import overcooked_layouts
 
