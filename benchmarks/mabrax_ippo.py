@@ -16,6 +16,10 @@ Usage::
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/mabrax_ippo --deadline-min 45
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/mabrax_ippo --report-only \\
         --md benchmarks/results/mabrax_ippo_run.md --png benchmarks/results/mabrax_ippo.png
+    # a variant: more train-command settings after the options (--steps: a whole number of
+    # the variant's updates)
+    .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/v --seeds 3 --steps 9998336 \
+        env.num_envs=32 num_steps=128
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ def train(args) -> None:
         f"run.out_dir={out}",
         f"run.name={NAME}",
         "--no-progress",
+        *args.overrides,
     ]
     metrics = out / NAME / "metrics.jsonl"
     start = time.time()
@@ -146,7 +151,7 @@ def report(args) -> None:
         ax.axhline(1300, color="grey", ls="--", lw=1, label="target 1,300 (at 1e7 steps)")
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel("episode return (train)")
-        ax.set_title("IPPO on ant_4x2 (preset ant_4x2)")
+        ax.set_title(args.title)
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(args.png, dpi=100)
@@ -158,6 +163,12 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=9_984_000, help="configured env steps/seed")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--title", default="IPPO on ant_4x2 (preset ant_4x2)", help="the plot's title"
+    )
+    parser.add_argument(
+        "overrides", nargs="*", help="more key=value settings for the train command (a variant)"
+    )
     parser.add_argument("--deadline-min", type=float, default=0.0, help="stop after (0: never)")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--md")
