@@ -50,7 +50,12 @@ def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
     width = peer["HIDDEN_SIZE"]
     network = ours.network
     assert network.embed_dim == network.trunk.size == width and network.encoder_sizes == ()
-    assert network.trunk.post_sizes == (width,) and network.activation == "relu"
+    assert network.activation == "relu"
+    # ippo_rnn.py's network: embedding and GRU shared by actor and critic, then a layer of the
+    # same width at orthogonal gain 2 in each head.
+    assert ours.critic.shares_encoder and ours.critic.shares_trunk
+    assert network.trunk.post_sizes == () and network.head_sizes == (width,)
+    assert network.head_init_gain == 2.0
 
 
 def test_finals_average_the_last_updates_that_ended_episodes(bench):
