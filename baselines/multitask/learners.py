@@ -123,6 +123,11 @@ class MultiTaskPPOConfig(MultiTaskFields, PPOConfig):
             "all tasks' parameters); leave it false",
         )
         require(
+            not self.normalize_obs,
+            "normalize_obs=true is not supported by the multi-task learner (its tasks' inputs "
+            "differ and nothing keeps statistics per task); leave it false",
+        )
+        require(
             self.share_parameters,
             "share_parameters=false is not supported by the multi-task learner (its decision "
             "layers are shared by every agent of every task); leave it true",

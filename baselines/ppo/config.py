@@ -99,6 +99,12 @@ class PPOConfig(RolloutUpdates):
         num_minibatches: minibatches per epoch (over envs x agents; sequences stay whole
             for recurrent networks).
         normalize_advantages: per-minibatch advantage normalisation.
+        normalize_obs: standardise what the actor and the critic read (observations; a
+            centralised critic's world state with statistics of its own) by the running mean
+            and variance of every rollout so far, clipped to 10 standard deviations
+            (``jaxmarl.networks.input_norm``). The statistics are part of the parameters
+            (``params["input_norm"]``, one set per agent with ``share_parameters=false``) and
+            are updated from each rollout before its gradient steps, as brax's PPO does.
         bootstrap_truncation: value truncated episodes' last observation (see module doc).
         share_parameters: one actor and one critic for every agent (True), or one of each per
             agent (``share_parameters=false``: independent learners, the parameter sets
@@ -129,6 +135,7 @@ class PPOConfig(RolloutUpdates):
     update_epochs: int = 4
     num_minibatches: int = 4
     normalize_advantages: bool = True
+    normalize_obs: bool = False
     bootstrap_truncation: bool = True
     share_parameters: bool = True
     init_log_std: float = -0.5

@@ -17,6 +17,9 @@ embedding (``critic.shares_encoder=true``) and trunk (``critic.shares_trunk=true
 rollout and the loss then compute the shared layers once for both. Truncated episodes bootstrap
 from the value of their real last observation (``bootstrap_truncation``; JaxMARL's scripts
 treat a time limit as a termination, which ``bootstrap_truncation=false`` reproduces).
+With ``normalize_obs`` the networks standardise their inputs by running statistics kept in the
+parameters; each update merges its rollout into them before the gradient steps, so the
+minibatches see the statistics the next rollout will act with.
 """
 
 from __future__ import annotations
@@ -34,9 +37,7 @@ from flax import struct
 from jaxmarl.baselines.ppo.config import PPOConfig
 from jaxmarl.baselines.ppo.loss import PPOBatch, PPOMinibatch, merge_axes, ppo_loss
 from jaxmarl.baselines.ppo.network import build_network
-from jaxmarl.networks import (
-    ActorCritic,
-)
+from jaxmarl.networks import ActorCritic, input_norm
 from jaxmarl.networks.heads import sample_rows
 from jaxmarl.training import targets
 from jaxmarl.training.data_parallel import DataShards
@@ -61,6 +62,8 @@ class PPOParts:
         minibatches: ``(key, Rollout) -> Minibatches`` of ``PPOMinibatch`` (``.stacked()``:
             one ``PPOMinibatch`` with a leading ``[M]`` axis).
         loss_fn: ``(params, PPOMinibatch) -> (loss, metrics)``.
+        merge_inputs: ``(params, Rollout) -> params`` with the rollout's inputs merged into the
+            input statistics (``normalize_obs``; the identity otherwise).
         greedy_policy, initial_carry: as in ``Learner``.
     """
 
@@ -68,6 +71,7 @@ class PPOParts:
     collect: Callable[..., tuple[Runner, Rollout, dict[str, jax.Array]]]
     minibatches: Callable[[jax.Array, Rollout], Minibatches]
     loss_fn: Callable[[Any, PPOMinibatch], tuple[jax.Array, dict[str, jax.Array]]]
+    merge_inputs: Callable[[Any, Rollout], Any]
     greedy_policy: GreedyPolicy
     initial_carry: Callable[[int], tuple[jax.Array, jax.Array]]
 
@@ -283,11 +287,31 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
 
         return dealt.map(minibatch)
 
+    def merged(stats, x: jax.Array, agents: int):
+        """``stats`` with the rows of ``x`` (leading axes env-major, ``agents`` adjacent rows
+        per env) merged in: all rows into one set, or each agent's into its own."""
+        if config.share_parameters:
+            return input_norm.merge(stats, x.reshape((-1, *stats["mean"].shape)), data)
+        rows = x.reshape((-1, agents, *stats["mean"].shape[1:]))  # [n, A, *F]
+        return jax.vmap(lambda s, r: input_norm.merge(s, r, data), (0, 1))(stats, rows)
+
+    def merge_inputs(params, batch: Rollout):
+        if not config.normalize_obs:
+            return params
+        stats = dict(params["input_norm"])
+        stats["obs"] = merged(stats["obs"], batch.steps.obs, num_agents)
+        if layout.centralised:
+            stats["critic_input"] = merged(
+                stats["critic_input"], batch.steps.critic_input, layout.per_env
+            )
+        return {**params, "input_norm": stats}
+
     return PPOParts(
         init_params=init_params,
         collect=collect,
         minibatches=minibatches,
         loss_fn=functools.partial(ppo_loss, network, config),
+        merge_inputs=merge_inputs,
         greedy_policy=greedy_policy,
         initial_carry=initial_carry,
     )
@@ -346,7 +370,7 @@ def make_ppo(config: PPOConfig) -> Learner:
         params, opt_state, key, train_metrics = sgd_epochs(
             parts.loss_fn,
             optimiser,
-            state.params,
+            parts.merge_inputs(state.params, batch),
             state.opt_state,
             state.key,
             lambda key: parts.minibatches(key, batch),

@@ -17,7 +17,7 @@ from jaxmarl.networks import (
     ValueHead,
     encoder_from_config,
 )
-from jaxmarl.networks.actor_critic import Params
+from jaxmarl.networks.actor_critic import InputNorm, Params
 from jaxmarl.networks.trunks import trunk_from_config
 from jaxmarl.wrappers import AgentBatch
 
@@ -135,8 +135,9 @@ class PerAgentActorCritic:
 
 def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgentActorCritic:
     """Actor and critic towers from the network config (same shapes for both; with
-    ``critic.shares_encoder`` one encoder for both, with ``critic.shares_trunk`` one trunk too);
-    with ``config.share_parameters=False`` each agent gets its own copy."""
+    ``critic.shares_encoder`` one encoder for both, with ``critic.shares_trunk`` one trunk too;
+    with ``normalize_obs`` running input statistics); with ``config.share_parameters=False``
+    each agent gets its own copy."""
     net = config.network
 
     def encoder():
@@ -156,6 +157,9 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
         critic_encoder=None if config.critic.shares_encoder else encoder(),
         critic_trunk=None if config.critic.shares_trunk else trunk_from_config(net),
         value_head=ValueHead(**layers),
+        input_norm=InputNorm(critic_reads_obs=not config.critic.centralised)
+        if config.normalize_obs
+        else None,
     )
     if config.share_parameters:
         return network

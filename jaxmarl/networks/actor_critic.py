@@ -17,6 +17,11 @@ the shared layers once for both heads. All arrays are ``[T, N, ...]``: time, the
 flat batch ``N`` (envs x agents), so one parameter set serves every agent. The critic's batch
 may differ from the actor's: a critic that reads only the world state gives every agent of an env
 the same value, so it runs once per env (``N_c`` = envs) instead of once per agent.
+
+With ``input_norm`` the inputs are standardised by running statistics held in the parameters
+(``jaxmarl.networks.input_norm``) before anything else reads them: ``params["input_norm"]`` has
+``"obs"`` for the actor's input and, for a critic that reads something else (the world state),
+``"critic_input"`` for the critic's. The learner merges each rollout into them.
 """
 
 from __future__ import annotations
@@ -28,9 +33,22 @@ import distrax
 import jax
 from flax import linen as nn
 
+from jaxmarl.networks import input_norm as norm
 from jaxmarl.networks.trunks import initial_carry
 
 Params = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class InputNorm:
+    """Running normalisation of an ``ActorCritic``'s inputs.
+
+    Attributes:
+        critic_reads_obs: the critic's input is the actor's observation (IPPO), normalised with
+            the same statistics; False (MAPPO's world state) gives it statistics of its own.
+    """
+
+    critic_reads_obs: bool
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +61,7 @@ class ActorCritic:
     critic_encoder: nn.Module | None  # None: the actor's encoder, parameters included
     critic_trunk: nn.Module | None  # None: the actor's trunk (needs critic_encoder=None)
     value_head: nn.Module
+    input_norm: InputNorm | None = None  # None: inputs are read as they are
 
     def __post_init__(self):
         if self.critic_trunk is None and self.critic_encoder is not None:
@@ -81,13 +100,33 @@ class ActorCritic:
             critic = {"trunk": critic_trunk.get("params", {}), **critic}
         if critic_embed is not None:
             critic = {"encoder": critic_embed["params"], **critic}
-        return {
+        params = {
             "encoder": embed["params"],
             # .get: a trunk without layers (network.trunk.sizes=[]) has no parameters
             "trunk": trunk.get("params", {}),
             "heads": {"policy": policy["params"]},
             "critic": critic,
         }
+        if self.input_norm is not None:
+            stats = {"obs": norm.initial(obs.shape[1:])}
+            if not self.input_norm.critic_reads_obs:
+                stats["critic_input"] = norm.initial(critic_input.shape[1:])
+            params["input_norm"] = stats
+        return params
+
+    def _obs(self, params: Params, obs: jax.Array) -> jax.Array:
+        """The actor's input as its layers read it (normalised with ``input_norm``)."""
+        if self.input_norm is None:
+            return obs
+        return norm.normalise(params["input_norm"]["obs"], obs)
+
+    def _critic_input(self, params: Params, critic_input: jax.Array) -> jax.Array:
+        """The critic's input as its layers read it (normalised with ``input_norm``)."""
+        if self.input_norm is None:
+            return critic_input
+        if self.input_norm.critic_reads_obs:
+            return self._obs(params, critic_input)
+        return norm.normalise(params["input_norm"]["critic_input"], critic_input)
 
     def initial_carry(
         self, batch: int, critic_batch: int | None = None
@@ -109,13 +148,14 @@ class ActorCritic:
         avail: jax.Array | None = None,
     ) -> tuple[jax.Array, distrax.Distribution]:
         """``obs`` ``[T, N, D]``, ``first`` ``[T, N]`` -> (hidden, action distribution)."""
-        x = self.encoder.apply({"params": params["encoder"]}, obs)
+        x = self.encoder.apply({"params": params["encoder"]}, self._obs(params, obs))
         return self._actor(params, hidden, x, first, avail)
 
     def value(
         self, params: Params, hidden: jax.Array, critic_input: jax.Array, first: jax.Array
     ) -> tuple[jax.Array, jax.Array]:
         """``critic_input`` ``[T, N_c, Dc]`` -> (hidden, values ``[T, N_c]``)."""
+        critic_input = self._critic_input(params, critic_input)
         if self.critic_encoder is None:
             x = self.encoder.apply({"params": params["encoder"]}, critic_input)
         else:
@@ -144,7 +184,7 @@ class ActorCritic:
                 self.policy(params, actor_hidden, obs, first, avail),
                 self.value(params, critic_hidden, obs, first),
             )
-        x = self.encoder.apply({"params": params["encoder"]}, obs)
+        x = self.encoder.apply({"params": params["encoder"]}, self._obs(params, obs))
         if self.critic_trunk is not None:
             return (
                 self._actor(params, actor_hidden, x, first, avail),

@@ -43,6 +43,11 @@ def mappo_gru(data):
     )
 
 
+def mappo_ff_input_norm(data):
+    """Both sets of input statistics merge every device's share of the rollout."""
+    return dataclasses.replace(ippo_ff(data), critic=CentralisedCritic(), normalize_obs=True)
+
+
 def qmix(data):
     return QLearningConfig(
         env=ENV,
@@ -72,6 +77,7 @@ def pqn(data):
 LEARNERS = {
     "ippo_ff": (ippo_ff, make_ppo),
     "mappo_gru": (mappo_gru, make_ppo),
+    "mappo_ff_input_norm": (mappo_ff_input_norm, make_ppo),
     "qmix_burn_in": (qmix, make_q_learning),
     "pqn_vdn": (pqn, make_pqn),
 }
@@ -93,6 +99,7 @@ def train(make, config):
     "name",
     [
         "ippo_ff",
+        "mappo_ff_input_norm",
         "qmix_burn_in",
         pytest.param("mappo_gru", marks=pytest.mark.nightly),
         pytest.param("pqn_vdn", marks=pytest.mark.nightly),
