@@ -109,14 +109,19 @@ def test_independent_parameters_need_a_critic_per_agent():
 
 
 def test_command_line_option_resume_and_social_dilemma_metrics(tmp_path):
-    """Independent IPPO on a short Coin Game (2 inner games of 2 steps): seeds vmapped, a
-    stopped and resumed run equals an uninterrupted one, and the own-coin rate and welfare
-    reach metrics.jsonl and the run directory's plots."""
+    """Independent IPPO on a short Coin Game (2 inner games of 2 steps) with normalised inputs:
+    seeds vmapped, a stopped and resumed run equals an uninterrupted one (each agent's input
+    statistics included), and the own-coin rate and welfare reach metrics.jsonl and the run
+    directory's plots."""
     command = train.parse(["alg=ippo", "preset=coin_game_independent"])
     assert command.config.share_parameters is False
     short_game = {"num_inner_steps": 2, "num_outer_steps": 2}
     learner = make_ppo(
-        config("mlp", env=EnvConfig(env_id="coin_game", env_kwargs=short_game, num_envs=4))
+        config(
+            "mlp",
+            env=EnvConfig(env_id="coin_game", env_kwargs=short_game, num_envs=4),
+            normalize_obs=True,
+        )
     )
     settings = dict(seed=3, num_seeds=2, updates_per_chunk=1, checkpoint_every=1, eval_episodes=4)
     run_config = dataclasses.replace(learner.config.run, gif=False, **settings)
@@ -124,6 +129,9 @@ def test_command_line_option_resume_and_social_dilemma_metrics(tmp_path):
     run(learner, run_config, tmp_path / "split", stop_after_chunks=1, show_progress=False)
     resumed = run(learner, run_config, tmp_path / "split", resume=True, show_progress=False)
     chex.assert_trees_all_equal(full.state.params, resumed.state.params)
+    # [seeds, agents]: 2 updates x 8 steps x 4 envs of each agent's rows.
+    counts = full.state.params["input_norm"]["obs"]["count"]
+    np.testing.assert_array_equal(counts, np.full((2, 2), 2 * 8 * 4.0))
     rows = read_jsonl(tmp_path / "full" / "metrics.jsonl")
     assert len(rows) == 2 * 2 and rows == read_jsonl(tmp_path / "split" / "metrics.jsonl")
     chex.assert_tree_all_finite(full.state.params)
