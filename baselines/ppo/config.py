@@ -71,6 +71,33 @@ Critic = LocalCritic | CentralisedCritic
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class ClipToBounds:
+    """Continuous actions (``action_bounds=clip``): the Gaussian policy's samples go to the env
+    as they are and the env clips them to its bounds (JaxMARL's MABrax and MPE). The policy is
+    then not told that its samples beyond a bound act alike."""
+
+    kind: ClassVar[str] = "clip"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TanhToBounds:
+    """Continuous actions (``action_bounds=tanh``): the env gets ``tanh`` of the Gaussian sample,
+    scaled to the action space's bounds (brax's and Mava's PPO), so every action is inside them.
+
+    The rollout stores the sample before the squashing, and the ratio of new to old
+    probabilities is the Gaussian's (the squashing's Jacobian is the same in both and cancels).
+    The entropy bonus is the squashed distribution's, estimated at the stored sample
+    (``ppo.loss.squashed_entropy``): a wider Gaussian, whose squashed samples pile up at the
+    bounds, does not count as more random. Needs finite bounds.
+    """
+
+    kind: ClassVar[str] = "tanh"
+
+
+ActionBounds = ClipToBounds | TanhToBounds
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PPOConfig(RolloutUpdates):
     """IPPO (``critic=LocalCritic()``) or MAPPO (``critic=CentralisedCritic()``).
 
@@ -110,6 +137,9 @@ class PPOConfig(RolloutUpdates):
             agent (``share_parameters=false``: independent learners, the parameter sets
             stacked on a leading agent axis and applied with ``jax.vmap``). Independent
             parameters need a critic evaluated per agent (not ``critic.agent_id=false``).
+        action_bounds: how a Gaussian policy's samples meet the action bounds:
+            ``ClipToBounds`` (``action_bounds=clip``, the env clips them) or ``TanhToBounds``
+            (``action_bounds=tanh``, squashed into them). Discrete policies have none.
         init_log_std: the Gaussian policy's initial log standard deviation (continuous action
             spaces; a learned parameter per action dimension, independent of the state).
             -0.5 by default; 0 is JaxMARL's and the JaxNav paper's. Discrete policies have none.
@@ -139,6 +169,7 @@ class PPOConfig(RolloutUpdates):
     bootstrap_truncation: bool = True
     share_parameters: bool = True
     init_log_std: float = -0.5
+    action_bounds: ActionBounds = ClipToBounds()
 
     def __post_init__(self):
         require(
@@ -167,6 +198,10 @@ class PPOConfig(RolloutUpdates):
         )
         require(self.clip_eps > 0, f"clip_eps must be > 0, got {self.clip_eps}")
         require(self.ent_coef >= 0 and self.vf_coef >= 0, "ent_coef and vf_coef must be >= 0")
+        require(
+            isinstance(self.action_bounds, ClipToBounds | TanhToBounds),
+            f"action_bounds must be a ClipToBounds or a TanhToBounds, got {self.action_bounds!r}",
+        )
         require(
             math.isfinite(self.init_log_std),
             f"init_log_std must be a finite number, got {self.init_log_std}",

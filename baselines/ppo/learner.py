@@ -31,10 +31,11 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from flax import struct
 
-from jaxmarl.baselines.ppo.config import PPOConfig
+from jaxmarl.baselines.ppo.config import PPOConfig, TanhToBounds
 from jaxmarl.baselines.ppo.loss import PPOBatch, PPOMinibatch, merge_axes, ppo_loss
 from jaxmarl.baselines.ppo.network import build_network
 from jaxmarl.networks import ActorCritic, input_norm
@@ -62,6 +63,8 @@ class PPOParts:
         minibatches: ``(key, Rollout) -> Minibatches`` of ``PPOMinibatch`` (``.stacked()``:
             one ``PPOMinibatch`` with a leading ``[M]`` axis).
         loss_fn: ``(params, PPOMinibatch) -> (loss, metrics)``.
+        sampling_policy: ``params -> Policy``: the rollout's policy (``rollout``'s ``policy``:
+            actions sampled, squashed with ``action_bounds=tanh``; log-probs and values).
         merge_inputs: ``(params, Rollout) -> params`` with the rollout's inputs merged into the
             input statistics (``normalize_obs``; the identity otherwise).
         greedy_policy, initial_carry: as in ``Learner``.
@@ -71,6 +74,7 @@ class PPOParts:
     collect: Callable[..., tuple[Runner, Rollout, dict[str, jax.Array]]]
     minibatches: Callable[[jax.Array, Rollout], Minibatches]
     loss_fn: Callable[[Any, PPOMinibatch], tuple[jax.Array, dict[str, jax.Array]]]
+    sampling_policy: Callable[[Any], Policy]
     merge_inputs: Callable[[Any, Rollout], Any]
     greedy_policy: GreedyPolicy
     initial_carry: Callable[[int], tuple[jax.Array, jax.Array]]
@@ -142,9 +146,45 @@ def _env_major(x: jax.Array, envs: int) -> jax.Array:
     return x.reshape((envs, -1, *x.shape[2:]))
 
 
+@dataclasses.dataclass(frozen=True)
+class TanhSquash:
+    """``action_bounds=tanh``: Gaussian samples ``u`` -> ``low + (tanh(u) + 1) * half_range``."""
+
+    low: jax.Array
+    half_range: jax.Array
+
+    @classmethod
+    def of(cls, config: PPOConfig, env: TrainingEnv) -> TanhSquash | None:
+        """The squashing ``config`` asks for on ``env`` (``None`` for ``action_bounds=clip``).
+
+        Raises:
+            ValueError: ``action_bounds=tanh`` on discrete actions or unbounded ones.
+        """
+        if not isinstance(config.action_bounds, TanhToBounds):
+            return None
+        batch = env.batch
+        if batch.discrete:
+            raise ValueError(
+                f"action_bounds=tanh squashes continuous actions, but {config.env.env_id} has "
+                "discrete ones; leave action_bounds=clip"
+            )
+        low = np.asarray(batch.action_low, np.float32)
+        high = np.asarray(batch.action_high, np.float32)
+        if not np.all(np.isfinite(low) & np.isfinite(high)):
+            raise ValueError(
+                f"action_bounds=tanh needs finite action bounds, but {config.env.env_id}'s are "
+                f"[{list(batch.action_low)}, {list(batch.action_high)}]; use action_bounds=clip"
+            )
+        return cls(low=jnp.asarray(low), half_range=jnp.asarray((high - low) / 2.0))
+
+    def __call__(self, raw: jax.Array) -> jax.Array:
+        return self.low + (jnp.tanh(raw) + 1.0) * self.half_range
+
+
 def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOParts:
     """PPO's rollout, targets and loss for ``env`` and ``network``."""
     data = DataShards.of(config)
+    squash = TanhSquash.of(config, env)
     num_envs, num_agents = data.local(config.env.num_envs), env.batch.num_agents  # this device's
     layout = CriticLayout(config.critic.centralised, not config.critic.one_per_env, num_agents)
     groups = num_envs * layout.per_env
@@ -189,6 +229,9 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
             action = sample_rows(dist, row_keys)
             num = inputs.first.shape[0]
             extras = {"log_prob": _env_major(dist.log_prob(action), num), "value": value}
+            if squash is not None:  # the loss reads the sample; the env gets it squashed
+                extras["raw_action"] = _env_major(action, num)
+                action = squash(action)
             return (actor_carry, critic_carry), _env_major(action, num), extras
 
         return policy
@@ -196,7 +239,8 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
     def greedy_policy(params, carry, inputs: StepInput):
         actor_carry, critic_carry = carry
         actor_carry, dist = act(params, actor_carry, inputs)
-        action = _env_major(dist.mode(), inputs.first.shape[0])
+        action = dist.mode() if squash is None else squash(dist.mode())
+        action = _env_major(action, inputs.first.shape[0])
         return (actor_carry, critic_carry), action
 
     def state_value(params):
@@ -229,7 +273,7 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
             else None,
             avail_actions=seq(trajectory.inputs.avail_actions),
             first=seq(_per_agent(trajectory.inputs.first, num_agents)),
-            action=seq(trajectory.action),
+            action=seq(trajectory.action if squash is None else trajectory.extras["raw_action"]),
             log_prob=seq(trajectory.extras["log_prob"]),
             value=seq(trajectory.extras["value"]),
             advantages=seq(advantages),
@@ -310,7 +354,10 @@ def ppo_parts(config: PPOConfig, env: TrainingEnv, network: ActorCritic) -> PPOP
         init_params=init_params,
         collect=collect,
         minibatches=minibatches,
-        loss_fn=functools.partial(ppo_loss, network, config),
+        loss_fn=functools.partial(
+            ppo_loss, network, config, tanh_half_range=None if squash is None else squash.half_range
+        ),
+        sampling_policy=sampling_policy,
         merge_inputs=merge_inputs,
         greedy_policy=greedy_policy,
         initial_carry=initial_carry,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import distrax
 import jax
 import jax.numpy as jnp
 from flax import struct
@@ -26,7 +27,8 @@ class PPOBatch:
         critic_input: ``[T, G, C]``, or ``None`` when the critic reads the actor's input (a
             local critic, ``a = 1``), so that minibatches do not move the observations twice.
         avail_actions: ``[T, G, a, num_actions]`` bool.  first: ``[T, G, a]`` bool.
-        action: ``[T, G, a]`` or ``[T, G, a, d]``.  log_prob, value: ``[T, G, a]`` at
+        action: ``[T, G, a]`` or ``[T, G, a, d]`` (with ``action_bounds=tanh`` the Gaussian
+        sample before squashing).  log_prob, value: ``[T, G, a]`` at
         collection time.  advantages, value_targets: ``[T, G, a]``.
     """
 
@@ -62,10 +64,38 @@ class PPOMinibatch:
     critic_carry: jax.Array
 
 
+def log_tanh_slope(u: jax.Array) -> jax.Array:
+    """``log(1 - tanh(u)^2)``, stable for large ``|u|``."""
+    return 2.0 * (jnp.log(2.0) - u - jax.nn.softplus(-2.0 * u))
+
+
+def squashed_entropy(
+    dist: distrax.MultivariateNormalDiag, raw_action: jax.Array, half_range: jax.Array
+) -> jax.Array:
+    """Entropy of ``low + (tanh(u) + 1) * half_range`` for ``u ~ dist``, estimated at the
+    stored samples ``raw_action`` (``[..., d]``): the Gaussian's entropy plus the log of the
+    squashing's slope there. The sample is written as ``loc + scale * noise`` with the noise
+    held fixed, so the estimate's gradient reaches the mean and the scale (the pathwise
+    gradient at the rollout's sample, which came from the policy that collected it)."""
+    loc, scale = dist.loc, dist.scale_diag
+    noise = jax.lax.stop_gradient((raw_action - loc) / scale)
+    u = loc + scale * noise
+    slope = jnp.sum(log_tanh_slope(u) + jnp.log(half_range), axis=-1)
+    return dist.entropy() + slope
+
+
 def ppo_loss(
-    network: ActorCritic, config: PPOConfig, params: Any, minibatch: PPOMinibatch
+    network: ActorCritic,
+    config: PPOConfig,
+    params: Any,
+    minibatch: PPOMinibatch,
+    *,
+    tanh_half_range: jax.Array | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Clipped policy loss + ``vf_coef`` x (clipped) value loss - ``ent_coef`` x entropy.
+
+    With ``tanh_half_range`` (``[d]``, ``action_bounds=tanh``) the stored actions are the
+    Gaussian samples before squashing and the entropy is ``squashed_entropy``'s.
 
     Returns:
         ``(loss, {"loss", "policy_loss", "value_loss", "entropy", "approx_kl",
@@ -102,7 +132,10 @@ def ppo_loss(
     )
     value_clip = config.clip_eps if config.clip_value else None
     value_loss = losses.value_loss(values, steps.value, steps.value_targets, value_clip)
-    entropy = jnp.mean(dist.entropy())
+    if tanh_half_range is None:
+        entropy = jnp.mean(dist.entropy())
+    else:
+        entropy = jnp.mean(squashed_entropy(dist, agents(steps.action), tanh_half_range))
     total = policy_loss + config.vf_coef * value_loss - config.ent_coef * entropy
     return total, {
         "loss": total,
