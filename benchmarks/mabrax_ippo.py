@@ -20,6 +20,10 @@ Usage::
     # the variant's updates)
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/v --seeds 3 --steps 9998336 \
         env.num_envs=32 num_steps=128
+    # runs side by side at equal env steps (each seed's episode-weighted mean return per
+    # window, then the seeds' mean), a Markdown table and one plot
+    .venv/bin/python benchmarks/mabrax_ippo.py --compare preset=/tmp/ant35 mava=/tmp/v \
+        --window 1e6 --md table.md --png compare.png
 """
 
 from __future__ import annotations
@@ -157,9 +161,83 @@ def report(args) -> None:
         fig.savefig(args.png, dpi=100)
 
 
+def windowed(rows: list[dict], window: float) -> dict[int, dict[int, float]]:
+    """``{window index: {seed: return}}``: each seed's mean episode return over the episodes
+    that ended in the updates whose env steps fall in ``(i * window, (i + 1) * window]``
+    (windows a seed has not reached are left out)."""
+    sums: dict[tuple[int, int], list[float]] = {}
+    for r in rows:
+        episodes = r.get("episodes") or 0.0
+        if r.get("episode_return") is None or episodes <= 0:
+            continue
+        i = int((r["env_steps"] - 1) // window)
+        acc = sums.setdefault((i, r["seed"]), [0.0, 0.0])
+        acc[0] += r["episode_return"] * episodes
+        acc[1] += episodes
+    out: dict[int, dict[int, float]] = {}
+    for (i, seed), (total, count) in sorted(sums.items()):
+        out.setdefault(i, {})[seed] = total / count
+    return out
+
+
+def compare(args) -> None:
+    runs = dict(spec.split("=", 1) for spec in args.compare)
+    tables = {
+        name: windowed(_rows(Path(d) / NAME / "metrics.jsonl"), args.window)
+        for name, d in runs.items()
+    }
+    reach = max(max(t, default=-1) for t in tables.values()) + 1
+    lines = [
+        "| env steps | " + " | ".join(runs) + " |",
+        "|---|" + "---:|" * len(runs),
+    ]
+    for i in range(reach):
+        cells = []
+        for table in tables.values():
+            seeds = table.get(i, {})
+            if not seeds:
+                cells.append("")
+                continue
+            mean = sum(seeds.values()) / len(seeds)
+            per_seed = ", ".join(f"{v:,.0f}" for _, v in sorted(seeds.items()))
+            cells.append(f"{mean:,.0f}" + (f" ({per_seed})" if len(seeds) > 1 else ""))
+        lines.append(
+            f"| {i * args.window / 1e6:g}-{(i + 1) * args.window / 1e6:g}e6 | "
+            + " | ".join(cells)
+            + " |"
+        )
+    text = "\n".join(lines) + "\n"
+    if args.md:
+        Path(args.md).write_text(text)
+    print(text)
+    if args.png:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6.5, 3.8))
+        for name, table in tables.items():
+            xs = [(i + 0.5) * args.window for i in sorted(table)]
+            means = [sum(table[i].values()) / len(table[i]) for i in sorted(table)]
+            seeds = max(len(v) for v in table.values())
+            ax.plot(xs, means, marker="o", ms=3, label=f"{name} ({seeds} seed{'s' * (seeds > 1)})")
+        ax.axhline(1300, color="grey", ls="--", lw=1, label="target 1,300 (at 1e7 steps)")
+        ax.set_xlabel("env steps per seed")
+        ax.set_ylabel(f"episode return (train, per {args.window:g} steps)")
+        ax.set_title(args.title)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(args.png, dpi=100)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("--out-dir")
+    parser.add_argument(
+        "--compare", nargs="+", metavar="LABEL=DIR", help="compare finished or stopped runs"
+    )
+    parser.add_argument("--window", type=float, default=1e6, help="--compare: env steps")
     parser.add_argument("--steps", type=int, default=9_984_000, help="configured env steps/seed")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
@@ -174,6 +252,11 @@ def main() -> None:
     parser.add_argument("--md")
     parser.add_argument("--png")
     args = parser.parse_args()
+    if args.compare:
+        compare(args)
+        return
+    if not args.out_dir:
+        parser.error("--out-dir is required (or --compare LABEL=DIR ...)")
     if not args.report_only:
         train(args)
     report(args)
