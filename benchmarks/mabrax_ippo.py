@@ -139,26 +139,36 @@ def report(args) -> None:
     for u in picks:
         vals = " | ".join(f"{by[s, u]['episode_return']:.1f}" for s in seeds)
         lines.append(f"| {u * steps_per_update:,} | {vals} |")
-    text = "\n".join(lines) + "\n"
+    curves = {
+        f"seed {s}": ([u * steps_per_update for u in updates], curve)
+        for s, curve in zip(seeds, returns)
+    }
+    _write(args, "\n".join(lines) + "\n", curves, "episode return (train)")
+
+
+def _write(args, table: str, curves: dict, ylabel: str, **style) -> None:
+    """Print the Markdown ``table``, and write it to ``--md`` and ``curves`` (``{label:
+    (env steps, returns)}``) as a plot with the target line to ``--png``."""
     if args.md:
-        Path(args.md).write_text(text)
-    print(text)
-    if args.png:
-        import matplotlib
+        Path(args.md).write_text(table)
+    print(table)
+    if not args.png:
+        return
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        for s, curve in zip(seeds, returns):
-            ax.plot([u * steps_per_update for u in updates], curve, label=f"seed {s}")
-        ax.axhline(1300, color="grey", ls="--", lw=1, label="target 1,300 (at 1e7 steps)")
-        ax.set_xlabel("env steps per seed")
-        ax.set_ylabel("episode return (train)")
-        ax.set_title(args.title)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(args.png, dpi=100)
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    for label, (xs, ys) in curves.items():
+        ax.plot(xs, ys, label=label, **style)
+    ax.axhline(1300, color="grey", ls="--", lw=1, label="target 1,300 (at 1e7 steps)")
+    ax.set_xlabel("env steps per seed")
+    ax.set_ylabel(ylabel)
+    ax.set_title(args.title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(args.png, dpi=100)
 
 
 def windowed(rows: list[dict], window: float) -> dict[int, dict[int, float]]:
@@ -206,29 +216,14 @@ def compare(args) -> None:
             + " | ".join(cells)
             + " |"
         )
-    text = "\n".join(lines) + "\n"
-    if args.md:
-        Path(args.md).write_text(text)
-    print(text)
-    if args.png:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6.5, 3.8))
-        for name, table in tables.items():
-            xs = [(i + 0.5) * args.window for i in sorted(table)]
-            means = [sum(table[i].values()) / len(table[i]) for i in sorted(table)]
-            seeds = max(len(v) for v in table.values())
-            ax.plot(xs, means, marker="o", ms=3, label=f"{name} ({seeds} seed{'s' * (seeds > 1)})")
-        ax.axhline(1300, color="grey", ls="--", lw=1, label="target 1,300 (at 1e7 steps)")
-        ax.set_xlabel("env steps per seed")
-        ax.set_ylabel(f"episode return (train, per {args.window:g} steps)")
-        ax.set_title(args.title)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(args.png, dpi=100)
+    curves = {}
+    for name, table in tables.items():
+        seeds = max(len(v) for v in table.values())
+        means = [sum(table[i].values()) / len(table[i]) for i in sorted(table)]
+        xs = [(i + 0.5) * args.window for i in sorted(table)]
+        curves[f"{name} ({seeds} seed{'s' * (seeds > 1)})"] = (xs, means)
+    ylabel = f"episode return (train, mean per {args.window:,.0f} steps)"
+    _write(args, "\n".join(lines) + "\n", curves, ylabel, marker="o", ms=3)
 
 
 def main() -> None:
