@@ -191,7 +191,10 @@ def windowed(rows: list[dict], window: float) -> dict[int, dict[int, float]]:
 
 
 def compare(args) -> None:
-    runs = dict(spec.split("=", 1) for spec in args.compare)
+    runs = dict(spec.rsplit("=", 1) for spec in args.compare)  # labels may hold "="
+    for name, folder in runs.items():
+        if not (Path(folder) / NAME / "metrics.jsonl").exists():
+            raise SystemExit(f"{name}: no {NAME}/metrics.jsonl under {folder}")
     tables = {
         name: windowed(_rows(Path(d) / NAME / "metrics.jsonl"), args.window)
         for name, d in runs.items()
