@@ -16,6 +16,9 @@ Usage::
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/mabrax_ippo --deadline-min 45
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/mabrax_ippo --report-only \\
         --md benchmarks/results/mabrax_ippo_run.md --png benchmarks/results/mabrax_ippo.png
+    # Mava's settings (the preset ant_4x2_mava), 3 seeds
+    .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/m --seeds 3 --steps 9994240 \
+        --preset ant_4x2_mava
     # a variant: more train-command settings after the options (--steps: a whole number of
     # the variant's updates)
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/v --seeds 3 --steps 9998336 \
@@ -59,7 +62,7 @@ def train(args) -> None:
         "-m",
         "jaxmarl.train",
         "alg=ippo",
-        "preset=ant_4x2",
+        f"preset={args.preset}",
         f"run.total_timesteps={args.steps}",
         f"run.num_seeds={args.seeds}",
         f"run.seed={args.seed}",
@@ -236,6 +239,7 @@ def main() -> None:
         "--compare", nargs="+", metavar="LABEL=DIR", help="compare finished or stopped runs"
     )
     parser.add_argument("--window", type=float, default=1e6, help="--compare: env steps")
+    parser.add_argument("--preset", default="ant_4x2", help="an IPPO preset on ant_4x2")
     parser.add_argument("--steps", type=int, default=9_984_000, help="configured env steps/seed")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)

@@ -42,3 +42,36 @@ def test_compare_writes_the_table_with_seed_means(tmp_path):
     )
     bench.compare(args)
     assert md.read_text().splitlines()[2] == "| 0-0.001e6 | 2 (1, 3) | 10 |"
+
+
+# The overrides of the measured run of Mava's settings (benchmarks/results/mabrax_ippo.md).
+MEASURED_MAVA_SETTINGS = [
+    "env.num_envs=32",
+    "num_steps=128",
+    "num_minibatches=2",
+    "lr=2.5e-4",
+    "anneal_lr=false",
+    "ent_coef=0.01",
+    "vf_coef=0.5",
+    "separate_grad_clip=true",
+    "network.activation=relu",
+    "network.embed_dim=128",
+    "network.trunk.sizes=[128]",
+    "network.agent_id=true",
+    "init_log_std=-0.365",
+]
+
+
+def test_the_mava_preset_is_the_measured_run_of_mavas_settings():
+    import dataclasses
+
+    from jaxmarl.train import parse
+
+    preset = parse(["alg=ippo", "preset=ant_4x2_mava", "--no-progress"]).config
+    measured = parse(
+        ["alg=ippo", "preset=ant_4x2", "run.total_timesteps=9998336", *MEASURED_MAVA_SETTINGS]
+    ).config
+    # Learning settings equal; the run measured 2,441 updates, the preset 2,440 (40 chunks of
+    # 61; the learning rate is constant, so the shorter run is the same run one update short).
+    assert dataclasses.replace(preset, run=measured.run) == measured
+    assert preset.num_updates == 2440 and preset.run.total_timesteps == 9_994_240
