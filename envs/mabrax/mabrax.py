@@ -9,6 +9,7 @@ observes the joints within ``agent_obsk`` hops of them plus the robot's root
 
 from __future__ import annotations
 
+import os
 import warnings
 from functools import partial
 from typing import Any, Literal
@@ -23,6 +24,28 @@ from jaxmarl.env import MultiAgentEnv, StepResult
 from jaxmarl.typing import Actions, Observations
 
 from . import factorisation as fz
+
+# XLA's CPU runtime deadlocked (compiled, then waited forever at 0% CPU) on brax's MJX
+# halfcheetah and walker2d stepping 1024 or more envs at once, on a 2-core CPU with jax 0.10.2;
+# ant, hopper and humanoid ran. This scheduler flag avoided it (envs/mabrax/README.md).
+CPU_DEADLOCK_ROBOTS = ("halfcheetah", "walker2d")
+CPU_DEADLOCK_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
+
+
+def warn_if_cpu_deadlock(brax_name: str, backend: str) -> None:
+    """Warn, once per process, where a large batch of this robot can hang XLA on CPU."""
+    if brax_name not in CPU_DEADLOCK_ROBOTS or backend != "mjx":
+        return
+    if CPU_DEADLOCK_FLAG in os.environ.get("XLA_FLAGS", "") or jax.default_backend() != "cpu":
+        return
+    warnings.warn(
+        f"brax's MJX {brax_name} has deadlocked XLA's CPU runtime when 1024 or more envs step "
+        f"at once. For large batches on CPU start Python with XLA_FLAGS={CPU_DEADLOCK_FLAG}, or "
+        "pass backend='positional' (see envs/mabrax/README.md)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
 
 INSTALL_HINT = "pip install 'jaxmarl[mujoco]'"
 
@@ -212,6 +235,7 @@ class MABraxEnv(MultiAgentEnv):
     # ------------------------------------------------------------------ contract
     @partial(jax.jit, static_argnums=(0,))
     def reset(self, key: jax.Array) -> tuple[Observations, MABraxState]:
+        warn_if_cpu_deadlock(self.robot.brax_name, self.backend)  # at trace time only
         brax_state = self.env.reset(key)
         state = MABraxState(
             brax_state=brax_state,

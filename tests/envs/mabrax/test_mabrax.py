@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -168,6 +169,30 @@ def test_step_leaves_the_given_state_untouched_without_jit():
     _, next_state, rewards, _, _ = env.step_env(jax.random.key(0), state, actions)
     assert float(state.brax_state.metrics["moved"]) == 0.0
     assert float(next_state.brax_state.metrics["moved"]) == 1.0 and float(rewards["agent_0"]) == 2
+
+
+@pytest.mark.parametrize("flags", ["", "--xla_backend_optimization_level=0"])
+def test_reset_warns_where_large_cpu_batches_deadlocked(monkeypatch, flags):
+    from jaxmarl.envs.mabrax import mabrax
+
+    assert jax.default_backend() == "cpu"  # the suite runs on CPU
+    monkeypatch.setenv("XLA_FLAGS", flags)
+    env = make("walker2d_2x3")
+    with pytest.warns(RuntimeWarning, match=r"XLA_FLAGS=--xla_cpu_enable_concurrency_optimized"):
+        mabrax.warn_if_cpu_deadlock(env.robot.brax_name, env.backend)
+    with pytest.warns(RuntimeWarning, match=r"1024 or more envs"):
+        # traced afresh (no jit cache): the check runs in reset's Python body
+        jax.eval_shape(lambda key: type(env).reset.__wrapped__(env, key), jax.random.key(0))
+    monkeypatch.setenv("XLA_FLAGS", f"{flags} {mabrax.CPU_DEADLOCK_FLAG}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mabrax.warn_if_cpu_deadlock("walker2d", "mjx")  # the workaround is set
+        mabrax.warn_if_cpu_deadlock("halfcheetah", "mjx")
+    monkeypatch.setenv("XLA_FLAGS", flags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mabrax.warn_if_cpu_deadlock("ant", "mjx")  # ran at every batch tried
+        mabrax.warn_if_cpu_deadlock("halfcheetah", "positional")  # ran at 1024 without the flag
 
 
 # ------------------------------------------------------------------ one compiled rollout
