@@ -33,7 +33,8 @@ CPU_DEADLOCK_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
 
 
 def warn_if_cpu_deadlock(brax_name: str, backend: str) -> None:
-    """Warn, once per process, where a large batch of this robot can hang XLA on CPU."""
+    """Warn where a large batch of this robot can hang XLA on CPU (Python shows a warning once
+    per place it comes from)."""
     if brax_name not in CPU_DEADLOCK_ROBOTS or backend != "mjx":
         return
     if CPU_DEADLOCK_FLAG in os.environ.get("XLA_FLAGS", "") or jax.default_backend() != "cpu":

@@ -175,7 +175,8 @@ def test_step_leaves_the_given_state_untouched_without_jit():
 def test_reset_warns_where_large_cpu_batches_deadlocked(monkeypatch, flags):
     from jaxmarl.envs.mabrax import mabrax
 
-    assert jax.default_backend() == "cpu"  # the suite runs on CPU
+    if jax.default_backend() != "cpu":
+        pytest.skip("the warning is for CPU runs only")
     monkeypatch.setenv("XLA_FLAGS", flags)
     env = make("walker2d_2x3")
     with pytest.warns(RuntimeWarning, match=r"XLA_FLAGS=--xla_cpu_enable_concurrency_optimized"):
