@@ -11,6 +11,11 @@ Reported: compile time (start to the first update, less one update's time), trai
 steps/s over the logged updates (all seeds together), the extrapolated wall time of the full
 horizon, and per update the mean episode return over the episodes that ended in it.
 
+The run saves a checkpoint every ``--checkpoint-every`` updates (100 by default, about 4 minutes
+of a 1.5-hour run), so a stopped run loses little: ``--resume`` continues the run in
+``--out-dir`` from its latest checkpoint (``python -m jaxmarl.train --resume``), and the timing
+keeps each stretch of the run apart, so the restart's compile is not counted as training.
+
 Usage::
 
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/mabrax_ippo --deadline-min 45
@@ -19,6 +24,8 @@ Usage::
     # Mava's settings (the preset ant_4x2_mava), 3 seeds
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/m --seeds 3 --steps 9994240 \
         --preset ant_4x2_mava
+    # continue it after an interruption (from its latest checkpoint)
+    .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/m --resume
     # a variant: more train-command settings after the options (--steps: a whole number of
     # the variant's updates)
     .venv/bin/python benchmarks/mabrax_ippo.py --out-dir /tmp/v --seeds 3 --steps 9998336 \
@@ -41,6 +48,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "ippo_ant_4x2"
+POLL_S = 5.0  # how often the driver reads metrics.jsonl
 
 
 def _rows(path: Path) -> list[dict]:
@@ -49,25 +57,24 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def train(args) -> None:
-    """Start the run, note when each update lands, stop it at the deadline."""
+def train_command(args) -> list[str]:
+    """The train command of a new run, or of ``--resume`` (which reads the saved config)."""
     out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     # -P: the repository root (the working directory) is not put on sys.path, so an installed
     # jaxmarl (a wheel on a GPU machine) is not shadowed by the source folder jaxmarl/, which
     # lacks the envs/ and baselines/ that the wheel maps into it.
-    cmd = [
-        sys.executable,
-        "-P",
-        "-m",
-        "jaxmarl.train",
+    head = [sys.executable, "-P", "-m", "jaxmarl.train"]
+    if args.resume:
+        return [*head, "--resume", str(out / NAME), "--no-progress"]
+    return [
+        *head,
         "alg=ippo",
         f"preset={args.preset}",
         f"run.total_timesteps={args.steps}",
         f"run.num_seeds={args.seeds}",
         f"run.seed={args.seed}",
         "run.updates_per_chunk=1",
-        "run.checkpoint_every=0",
+        f"run.checkpoint_every={args.checkpoint_every}",
         "run.eval_episodes=0",
         "run.gif=false",
         f"run.out_dir={out}",
@@ -75,16 +82,63 @@ def train(args) -> None:
         "--no-progress",
         *args.overrides,
     ]
+
+
+def _segments(info: dict) -> list[dict]:
+    """The stretches of a run (one per start or resume); a timing file written before resume
+    existed is one stretch."""
+    return info.get("segments", [info])
+
+
+def train(args) -> None:
+    """Start (or resume) the run, note when each update lands, stop it at the deadline."""
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    timing = out / "timing.json"
+    if args.resume:
+        if not timing.exists():
+            raise SystemExit(f"--resume: no run to continue in {out} (no timing.json)")
+        if args.overrides:
+            raise SystemExit("--resume continues the saved run; it takes no overrides")
+        info = json.loads(timing.read_text())
+        from jaxmarl.training.host.rundir import complete_steps
+
+        # the resumed run redoes the updates after its latest checkpoint (one update a chunk)
+        done = max(complete_steps(out / NAME), default=0)
+        # rows after the checkpoint are stale until the resumed run has cut them from the file
+        segments = [
+            {
+                **seg,
+                "update_times_s": {
+                    k: v for k, v in seg["update_times_s"].items() if int(k) <= done
+                },
+            }
+            for seg in _segments(info)
+        ]
+    else:
+        info = {"seeds": args.seeds, "configured_steps": args.steps}
+        segments, done = [], 0
+    cmd = train_command(args)
     metrics = out / NAME / "metrics.jsonl"
+    known = {u for seg in segments for u in seg["update_times_s"]}
     start = time.time()
     seen: dict[int, float] = {}
-    with open(out / "train.log", "w") as log:
+    cut = False
+
+    def note_new_updates() -> None:
+        nonlocal cut
+        rows = _rows(metrics)
+        cut = cut or all(row["update"] <= done for row in rows)
+        for row in rows if cut else ():
+            if str(row["update"]) not in known:
+                seen.setdefault(row["update"], time.time() - start)
+
+    with open(out / "train.log", "a" if args.resume else "w") as log:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         stopped = False
         while proc.poll() is None:
-            time.sleep(5)
-            for row in _rows(metrics):
-                seen.setdefault(row["update"], time.time() - start)
+            time.sleep(POLL_S)
+            note_new_updates()
             if args.deadline_min and time.time() - start > 60 * args.deadline_min:
                 proc.send_signal(signal.SIGINT)
                 try:
@@ -93,36 +147,47 @@ def train(args) -> None:
                     proc.kill()
                 stopped = True
                 break
-    for row in _rows(metrics):
-        seen.setdefault(row["update"], time.time() - start)
-    info = {
-        "cmd": " ".join(cmd[1:]),
-        "seeds": args.seeds,
-        "configured_steps": args.steps,
-        "stopped_at_deadline": stopped,
-        "deadline_min": args.deadline_min,
-        "wall_s": time.time() - start,
-        "update_times_s": {str(k): v for k, v in sorted(seen.items())},
-        "returncode": proc.returncode,
-    }
-    (out / "timing.json").write_text(json.dumps(info, indent=1))
+    note_new_updates()
+    segments.append(
+        {
+            "cmd": " ".join(cmd[1:]),
+            "stopped_at_deadline": stopped,
+            "deadline_min": args.deadline_min,
+            "wall_s": time.time() - start,
+            "update_times_s": {str(k): v for k, v in sorted(seen.items())},
+            "returncode": proc.returncode,
+        }
+    )
+    info = {"seeds": info["seeds"], "configured_steps": info["configured_steps"]}
+    timing.write_text(json.dumps({**info, "segments": segments}, indent=1))
+
+
+def timing_summary(info: dict) -> tuple[float, float]:
+    """``(compile s, s per update)``: the first stretch's wait for its first update, less one
+    update, and the mean time between consecutive updates within each stretch."""
+    span, gaps = 0.0, 0
+    for seg in _segments(info):
+        times = sorted((int(k), v) for k, v in seg["update_times_s"].items())
+        if len(times) > 1:
+            span += times[-1][1] - times[0][1]
+            gaps += len(times) - 1
+    per_update = span / max(gaps, 1)
+    first = sorted((int(k), v) for k, v in _segments(info)[0]["update_times_s"].items())
+    return (first[0][1] - per_update if first else 0.0), per_update
 
 
 def report(args) -> None:
     out = Path(args.out_dir)
     info = json.loads((out / "timing.json").read_text())
     rows = _rows(out / NAME / "metrics.jsonl")
-    times = {int(k): v for k, v in info["update_times_s"].items()}
-    updates = sorted(times)
+    updates = sorted({r["update"] for r in rows})
     steps_per_update = rows[0]["env_steps"] // rows[0]["update"]
     seeds = sorted({r["seed"] for r in rows})
     by = {(r["seed"], r["update"]): r for r in rows}
     returns = [[by[s, u]["episode_return"] for u in updates] for s in seeds]
-    # updates land in the file one chunk (one update) at a time; polling every 5 s
-    span = times[updates[-1]] - times[updates[0]]
-    per_update = span / max(len(updates) - 1, 1)
-    rate = steps_per_update * len(seeds) * (len(updates) - 1) / max(span, 1e-9)
-    compile_s = times[updates[0]] - per_update
+    # updates land in the file one chunk (one update) at a time; the driver polls every POLL_S
+    compile_s, per_update = timing_summary(info)
+    rate = steps_per_update * len(seeds) / max(per_update, 1e-9)
     total = info["configured_steps"]
     full_h = (compile_s + total / steps_per_update * per_update) / 3600
     lines = [
@@ -250,6 +315,12 @@ def main() -> None:
         "overrides", nargs="*", help="more key=value settings for the train command (a variant)"
     )
     parser.add_argument("--deadline-min", type=float, default=0.0, help="stop after (0: never)")
+    parser.add_argument(
+        "--checkpoint-every", type=int, default=100, help="updates between checkpoints (0: none)"
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue the run in --out-dir from its checkpoint"
+    )
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--md")
     parser.add_argument("--png")

@@ -75,3 +75,90 @@ def test_the_mava_preset_is_the_measured_run_of_mavas_settings():
     # 61; the learning rate is constant, so the shorter run is the same run one update short).
     assert dataclasses.replace(preset, run=measured.run) == measured
     assert preset.num_updates == 2440 and preset.run.total_timesteps == 9_994_240
+
+
+# --- checkpoints and --resume -------------------------------------------------------------
+
+
+def _args(out, **kw):
+    base = dict(
+        out_dir=str(out),
+        preset="ant_4x2_mava",
+        steps=4096,
+        seeds=3,
+        seed=0,
+        checkpoint_every=100,
+        deadline_min=0.0,
+        overrides=[],
+        resume=False,
+    )
+    return bench.argparse.Namespace(**{**base, **kw})
+
+
+def test_a_new_run_checkpoints_and_a_resume_reads_the_saved_run(tmp_path):
+    new = bench.train_command(_args(tmp_path, overrides=["action_bounds=tanh"]))
+    assert "run.checkpoint_every=100" in new and new[-1] == "action_bounds=tanh"
+    resumed = bench.train_command(_args(tmp_path, resume=True))
+    assert resumed[-3:] == ["--resume", str(tmp_path / bench.NAME), "--no-progress"]
+    assert not any(arg.startswith(("preset=", "run.")) for arg in resumed)
+
+
+def test_timing_counts_no_restart_as_training():
+    info = {
+        "segments": [
+            {"update_times_s": {"1": 60.0, "2": 62.0, "3": 64.0}},
+            # the resumed stretch compiles again for 50 s before its first update
+            {"update_times_s": {"4": 52.0, "5": 54.0}},
+        ]
+    }
+    compile_s, per_update = bench.timing_summary(info)
+    assert per_update == pytest.approx(2.0) and compile_s == pytest.approx(58.0)
+    # a timing file written before --resume existed is one stretch
+    old = {"update_times_s": {"1": 30.0, "2": 33.0}}
+    assert bench.timing_summary(old) == pytest.approx((27.0, 3.0))
+
+
+def test_resume_drops_the_updates_it_redoes_and_times_only_new_ones(tmp_path, monkeypatch):
+    """A stand-in for the train command: the resumed run cuts the metrics back to its
+    checkpoint (update 3) and writes updates 4 and 5 again."""
+    import sys
+
+    run = tmp_path / bench.NAME
+    run.mkdir()
+    rows = lambda updates: "".join(  # noqa: E731
+        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
+        for u in updates
+    )
+    (run / "metrics.jsonl").write_text(rows(range(1, 6)))  # the stopped run got to update 5
+    old = {"1": 40.0, "2": 41.0, "3": 42.0, "4": 43.0, "5": 44.0}
+    stretch = {"cmd": "first", "update_times_s": old, "returncode": 130}
+    timing = {"seeds": 1, "configured_steps": 60, "segments": [stretch]}
+    (tmp_path / "timing.json").write_text(json.dumps(timing))
+    script = (
+        "import pathlib, time\n"
+        f"p = pathlib.Path({str(run / 'metrics.jsonl')!r})\n"
+        "time.sleep(0.3)\n"
+        f"p.write_text({rows(range(1, 4))!r})\n"
+        f"for row in {rows(range(4, 7)).splitlines(keepends=True)!r}:\n"
+        "    time.sleep(0.2)\n"
+        "    p.write_text(p.read_text() + row)\n"
+    )
+    monkeypatch.setattr(bench, "train_command", lambda args: [sys.executable, "-c", script])
+    monkeypatch.setattr(bench, "POLL_S", 0.05)
+    import jaxmarl.training.host.rundir as rundir
+
+    monkeypatch.setattr(rundir, "complete_steps", lambda run_dir: [2, 3])
+    bench.train(_args(tmp_path, resume=True))
+    segments = json.loads((tmp_path / "timing.json").read_text())["segments"]
+    assert [sorted(map(int, s["update_times_s"])) for s in segments] == [[1, 2, 3], [4, 5, 6]]
+    assert segments[0]["update_times_s"]["3"] == 42.0
+    # the redone updates are timed when the resumed run wrote them, not from the stale rows
+    assert min(segments[1]["update_times_s"].values()) >= 0.3
+
+
+def test_resume_refuses_overrides_and_a_folder_without_a_run(tmp_path):
+    with pytest.raises(SystemExit, match="no run to continue"):
+        bench.train(_args(tmp_path, resume=True))
+    (tmp_path / "timing.json").write_text("{}")
+    with pytest.raises(SystemExit, match="takes no overrides"):
+        bench.train(_args(tmp_path, resume=True, overrides=["lr=1e-3"]))
