@@ -60,7 +60,9 @@ class SwitchRiddle(MultiAgentEnv):
     too early, 0 otherwise.
 
     Episode: terminated by a tell (``infos["terminated"]``); otherwise truncated after
-    ``max_steps = 4 N - 6`` steps with reward 0.
+    ``max_steps = 4 N - 6`` steps with reward 0. ``infos["success"]`` is true where the
+    episode ends in a correct tell, so its mean over episode ends is the success rate (the
+    learners log it as ``success``; the return is that rate less the rate of wrong tells).
 
     State: :class:`State` (``done``, ``step``, ``bulb_state``, ``agent_in_room``,
     ``has_been``).
@@ -116,7 +118,8 @@ class SwitchRiddle(MultiAgentEnv):
         return self.get_obs(state), state
 
     def _day(self, state: State, actions: Actions) -> tuple[State, jax.Array, jax.Array]:
-        """The day's rules: ``(state after the day with the room not yet drawn, reward, told)``.
+        """The day's rules: ``(state after the day with the room not yet drawn, reward, told)``;
+        ``after.has_been`` then says whether a tell was right.
 
         Actions outside ``0 .. 2`` act as nothing.
         """
@@ -138,10 +141,13 @@ class SwitchRiddle(MultiAgentEnv):
         after = state.replace(done=done, step=step, bulb_state=bulb_state, has_been=has_been)
         return after, reward, told
 
-    def _outputs(self, state: State, reward: jax.Array, told: jax.Array, done: jax.Array):
+    def _outputs(
+        self, state: State, reward: jax.Array, told: jax.Array, done: jax.Array, after: State
+    ):
         rewards = {a: reward for a in self.agents}
         dones = {a: done for a in self.agents + ["__all__"]}
-        infos = {"terminated": told}
+        # success: the episode ended in a correct tell (read at episode ends, the success rate)
+        infos = {"terminated": told, "success": told & jnp.all(after.has_been)}
         return self.get_obs(state), state, rewards, dones, infos
 
     @partial(jax.jit, static_argnums=(0,))
@@ -149,7 +155,7 @@ class SwitchRiddle(MultiAgentEnv):
         """One day: apply the action of the agent in the room, then draw the next one."""
         after, reward, told = self._day(state, actions)
         next_state = after.replace(agent_in_room=self._draw_room(key))
-        return self._outputs(next_state, reward, told, after.done)
+        return self._outputs(next_state, reward, told, after.done, after)
 
     @one_pass_step
     def step(self, key: jax.Array, state: State, actions: Actions):
@@ -175,7 +181,9 @@ class SwitchRiddle(MultiAgentEnv):
         kept = jax.tree.map(lambda r, s: jnp.where(done, r, s), fresh, after)
         room_key = jax.tree.map(lambda r, s: jnp.where(done, r, s), reset_key, step_key)
         next_state = kept.replace(agent_in_room=self._draw_room(room_key))
-        obs, next_state, rewards, dones, infos = self._outputs(next_state, reward, told, done)
+        obs, next_state, rewards, dones, infos = self._outputs(
+            next_state, reward, told, done, after
+        )
         infos["truncated"] = done & ~told
         return obs, next_state, rewards, dones, infos
 

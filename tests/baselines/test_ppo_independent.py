@@ -165,3 +165,7 @@ def test_independent_ippo_beats_a_random_policy_on_the_switch_riddle():
     first, last = returns[:3].mean(), returns[-5:].mean()
     assert first < -0.4, first
     assert last > -0.1, (first, last)
+    # the env's success info is logged per update: a return is correct tells less wrong ones
+    success = np.asarray(metrics["success"])
+    assert np.all((success >= returns - 1e-6) & (success <= 1.0)), (success, returns)
+    assert success[:3].mean() > 0.0

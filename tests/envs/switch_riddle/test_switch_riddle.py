@@ -70,6 +70,7 @@ def test_step_limit_is_4n_minus_6_and_truncates(num_agents):
         last = day == env.max_steps - 1
         assert bool(dones["__all__"]) == last and bool(infos["truncated"]) == last
         assert not bool(infos["terminated"]) and float(rewards["agent_0"]) == 0.0
+        assert not bool(infos["success"])
     assert int(state.step) == 0  # auto-reset after the time limit
 
 
@@ -126,10 +127,12 @@ def test_tell_rewards_and_terminates(visited, room, reward):
     _, _, rewards, dones, infos = env.step(jax.random.key(7), state, _actions(env, room, TELL))
     assert all(float(rewards[a]) == reward for a in env.agents)
     assert bool(dones["__all__"]) and bool(infos["terminated"]) and not bool(infos["truncated"])
+    assert bool(infos["success"]) == (reward > 0)  # a correct tell
     # A tell from outside the room is ignored.
     others = _actions(env, room, NOTHING, TELL)
-    _, _, rewards, dones, _ = env.step(jax.random.key(7), state, others)
+    _, _, rewards, dones, infos = env.step(jax.random.key(7), state, others)
     assert float(rewards["agent_0"]) == 0.0 and not bool(dones["__all__"])
+    assert not bool(infos["success"])
 
 
 def test_custom_rewards_and_initial_light():
@@ -215,6 +218,7 @@ def test_matches_numpy_reference_on_random_actions(num_agents):
         assert all(float(rewards[a]) == ref_reward for a in env.agents), t
         assert all(bool(dones[a]) == ref_done for a in env.agents + ["__all__"]), t
         assert bool(infos["terminated"]) == ref_terminated, t
+        assert bool(infos["success"]) == (ref_terminated and ref_reward > 0), t
         if ref_done:
             episodes += 1
             ref_obs = reference.reset(int(state.agent_in_room))
