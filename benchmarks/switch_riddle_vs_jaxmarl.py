@@ -95,7 +95,8 @@ def run_jaxmarl(args) -> dict:
 
     @jax.jit
     def greedy(params, key):
-        """First-episode return of each of ``eval_episodes`` envs under the argmax policy."""
+        """Mean first-episode return of ``eval_episodes`` envs under the argmax policy, and
+        the share of them that end in a correct tell (the only way to a positive return)."""
         reset_key, key = jax.random.split(key)
         obs, state = jax.vmap(env.reset)(jax.random.split(reset_key, args.eval_episodes))
 
@@ -112,9 +113,9 @@ def run_jaxmarl(args) -> dict:
         zeros = jnp.zeros(args.eval_episodes)
         carry = (obs, state, zeros, jnp.ones(args.eval_episodes, bool))
         (_, _, total, _), _ = jax.lax.scan(body, carry, jax.random.split(key, 4 * NUM_AGENTS))
-        return total.mean()
+        return total.mean(), (total > 0).mean()
 
-    curves, script_curves, finals, train_s = [], [], [], 0.0
+    curves, script_curves, finals, successes, train_s = [], [], [], [], 0.0
     for key in keys:
         t0 = time.perf_counter()
         out = jax.block_until_ready(compiled(key))
@@ -126,7 +127,9 @@ def run_jaxmarl(args) -> dict:
         curves.append(per_update.tolist())
         script_curves.append(returns.mean(axis=(1, 2)).tolist())
         params = out["runner_state"][0].params
-        finals.append(float(greedy(params, jax.random.PRNGKey(10_000 + len(finals)))))
+        greedy_return, success = greedy(params, jax.random.PRNGKey(10_000 + len(finals)))
+        finals.append(float(greedy_return))
+        successes.append(float(success))
     env_steps = num_updates * config["NUM_ENVS"] * config["NUM_STEPS"]
     return {
         "side": "jaxmarl",
@@ -141,6 +144,7 @@ def run_jaxmarl(args) -> dict:
         "curve": curves,
         "script_curve": script_curves,
         "greedy_return": finals,
+        "greedy_success": successes,
         "eval_episodes": args.eval_episodes,
         "compile_s": compile_s,
         "train_wall_s": train_s,
@@ -210,6 +214,12 @@ def read_ours(run_dir: Path, args, cmd: list[str], wall: float | None) -> dict:
             for e in sorted(evals, key=lambda e: e["seed"])
             if e["update"] == last
         ],
+        # the env's success info (a correct tell), logged since 2904569
+        "greedy_success": [
+            e["eval_success"]
+            for e in sorted(evals, key=lambda e: e["seed"])
+            if e["update"] == last and "eval_success" in e
+        ],
         "eval_episodes": args.eval_episodes,
         "compile_s": float(summary["compile (s)"]),
         "env_steps_per_s_wall": float(summary[speed_key].replace(",", "")),
@@ -236,9 +246,10 @@ def compare(args) -> None:
     results = [json.loads(Path(p).read_text()) for p in args.results]
     marks = sorted({r["env_steps_per_seed"] for r in results} | {40 * PER_UPDATE})
     head = "| side | seeds | env steps / seed | greedy return (final) | greedy per seed | "
+    head += "greedy success rate (final) | "
     head += " | ".join(f"train return at {m:,}" for m in marks)
     head += " | env steps/s (wall, all seeds) | compile s |"
-    lines = [head, "|" + "---|" * (7 + len(marks))]
+    lines = [head, "|" + "---|" * (8 + len(marks))]
     for r in results:
         cells = [
             r["label"],
@@ -246,6 +257,7 @@ def compare(args) -> None:
             f"{r['env_steps_per_seed']:,}",
             _stats(r["greedy_return"]),
             ", ".join(f"{v:.3f}" for v in r["greedy_return"]) or "—",
+            _stats(r.get("greedy_success", [])),
         ]
         cells += [_stats(_at(r, m)) if m <= r["env_steps_per_seed"] else "—" for m in marks]
         if "env_steps_per_s_wall" in r:
@@ -254,7 +266,9 @@ def compare(args) -> None:
             cells += ["—", "—"]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(
-        f"\nOptimal protocol's exact expected return (3 agents): 540/729 = {OPTIMUM:.4f}."
+        f"\nOptimal protocol's exact expected return and success rate (3 agents): 540/729 ="
+        f" {OPTIMUM:.4f}. Success rate: the share of greedy episodes that end in a correct tell"
+        " (— where the run predates the measure)."
         " Train return: mean over seeds (± std) of each seed's mean over the last 5 updates up"
         " to that point."
     )
