@@ -11,10 +11,10 @@ Reported: compile time (start to the first update, less one update's time), trai
 steps/s over the logged updates (all seeds together), the extrapolated wall time of the full
 horizon, and per update the mean episode return over the episodes that ended in it.
 
-The run saves a checkpoint every ``--checkpoint-every`` updates (100 by default: 3-4 minutes
-of a 1.5-hour run here), so a stopped run loses little: ``--resume`` continues the run in
-``--out-dir`` from its latest checkpoint (``python -m jaxmarl.train --resume``), and the timing
-keeps each stretch of the run apart, so the restart's compile is not counted as training.
+The run saves a checkpoint every ``--checkpoint-every`` updates (100 by default), so a
+stopped run loses little: ``--resume`` continues the run in ``--out-dir`` from its latest
+checkpoint (``python -m jaxmarl.train --resume``), and the timing keeps each stretch of the run
+apart, so the restart's compile is not counted as training.
 
 Usage::
 

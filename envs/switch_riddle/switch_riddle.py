@@ -117,9 +117,9 @@ class SwitchRiddle(MultiAgentEnv):
         )
         return self.get_obs(state), state
 
-    def _day(self, state: State, actions: Actions) -> tuple[State, jax.Array, jax.Array]:
-        """The day's rules: ``(state after the day with the room not yet drawn, reward, told)``;
-        ``after.has_been`` then says whether a tell was right.
+    def _day(self, state: State, actions: Actions) -> tuple[State, jax.Array, jax.Array, jax.Array]:
+        """The day's rules: ``(state after the day with the room not yet drawn, reward, told,
+        correct)``, where ``correct`` is a tell made once every agent has been in the room.
 
         Actions outside ``0 .. 2`` act as nothing.
         """
@@ -131,31 +131,30 @@ class SwitchRiddle(MultiAgentEnv):
         has_been = state.has_been | in_room
         bulb_state = jnp.where(action == SWITCH_LIGHT, ~state.bulb_state, state.bulb_state)
         told = action == TELL
+        correct = told & jnp.all(has_been)
         reward = jnp.where(
-            told,
-            jnp.where(jnp.all(has_been), self.reward_all_live, self.reward_all_die),
-            0.0,
+            correct, self.reward_all_live, jnp.where(told, self.reward_all_die, 0.0)
         ).astype(jnp.float32)
         step = state.step + 1
         done = told | (step >= self.max_steps)
         after = state.replace(done=done, step=step, bulb_state=bulb_state, has_been=has_been)
-        return after, reward, told
+        return after, reward, told, correct
 
     def _outputs(
-        self, state: State, reward: jax.Array, told: jax.Array, done: jax.Array, after: State
+        self, state: State, reward: jax.Array, told: jax.Array, done: jax.Array, correct: jax.Array
     ):
         rewards = {a: reward for a in self.agents}
         dones = {a: done for a in self.agents + ["__all__"]}
         # success: the episode ended in a correct tell (read at episode ends, the success rate)
-        infos = {"terminated": told, "success": told & jnp.all(after.has_been)}
+        infos = {"terminated": told, "success": correct}
         return self.get_obs(state), state, rewards, dones, infos
 
     @partial(jax.jit, static_argnums=(0,))
     def step_env(self, key: jax.Array, state: State, actions: Actions):
         """One day: apply the action of the agent in the room, then draw the next one."""
-        after, reward, told = self._day(state, actions)
+        after, reward, told, correct = self._day(state, actions)
         next_state = after.replace(agent_in_room=self._draw_room(key))
-        return self._outputs(next_state, reward, told, after.done, after)
+        return self._outputs(next_state, reward, told, after.done, correct)
 
     @one_pass_step
     def step(self, key: jax.Array, state: State, actions: Actions):
@@ -169,7 +168,7 @@ class SwitchRiddle(MultiAgentEnv):
         base class's ``step``.
         """
         step_key, reset_key = random_unrolled.split(key)
-        after, reward, told = self._day(state, actions)
+        after, reward, told, correct = self._day(state, actions)
         done = after.done
         fresh = State(
             done=jnp.bool_(False),
@@ -182,7 +181,7 @@ class SwitchRiddle(MultiAgentEnv):
         room_key = jax.tree.map(lambda r, s: jnp.where(done, r, s), reset_key, step_key)
         next_state = kept.replace(agent_in_room=self._draw_room(room_key))
         obs, next_state, rewards, dones, infos = self._outputs(
-            next_state, reward, told, done, after
+            next_state, reward, told, done, correct
         )
         infos["truncated"] = done & ~told
         return obs, next_state, rewards, dones, infos
