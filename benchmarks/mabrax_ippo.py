@@ -14,7 +14,9 @@ horizon, and per update the mean episode return over the episodes that ended in 
 The run saves a checkpoint every ``--checkpoint-every`` updates (100 by default), so a
 stopped run loses little: ``--resume`` continues the run in ``--out-dir`` from its latest
 checkpoint (``python -m jaxmarl.train --resume``), and the timing keeps each stretch of the run
-apart, so the restart's compile is not counted as training.
+apart, so the restart's compile is not counted as training. The timing file is rewritten at every
+poll, so a driver that is killed (a machine or session that stops) still leaves a run that
+``--resume`` can continue.
 
 Usage::
 
@@ -133,12 +135,30 @@ def train(args) -> None:
             if str(row["update"]) not in known:
                 seen.setdefault(row["update"], time.time() - start)
 
+    info = {"seeds": info["seeds"], "configured_steps": info["configured_steps"]}
+
+    def save(returncode: int | None, stopped: bool) -> None:
+        """Write the timing with this stretch as it stands (atomically: the driver may be
+        killed at any moment, and ``--resume`` needs the file)."""
+        stretch = {
+            "cmd": " ".join(cmd[1:]),
+            "stopped_at_deadline": stopped,
+            "deadline_min": args.deadline_min,
+            "wall_s": time.time() - start,
+            "update_times_s": {str(k): v for k, v in sorted(seen.items())},
+            "returncode": returncode,  # None: the run was still going at the last write
+        }
+        partial = timing.with_suffix(".json.part")
+        partial.write_text(json.dumps({**info, "segments": [*segments, stretch]}, indent=1))
+        partial.replace(timing)
+
     with open(out / "train.log", "a" if args.resume else "w") as log:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         stopped = False
         while proc.poll() is None:
             time.sleep(POLL_S)
             note_new_updates()
+            save(None, False)
             if args.deadline_min and time.time() - start > 60 * args.deadline_min:
                 proc.send_signal(signal.SIGINT)
                 try:
@@ -148,18 +168,7 @@ def train(args) -> None:
                 stopped = True
                 break
     note_new_updates()
-    segments.append(
-        {
-            "cmd": " ".join(cmd[1:]),
-            "stopped_at_deadline": stopped,
-            "deadline_min": args.deadline_min,
-            "wall_s": time.time() - start,
-            "update_times_s": {str(k): v for k, v in sorted(seen.items())},
-            "returncode": proc.returncode,
-        }
-    )
-    info = {"seeds": info["seeds"], "configured_steps": info["configured_steps"]}
-    timing.write_text(json.dumps({**info, "segments": segments}, indent=1))
+    save(proc.returncode, stopped)
 
 
 def timing_summary(info: dict) -> tuple[float, float]:

@@ -169,3 +169,39 @@ def test_resume_refuses_overrides_and_a_folder_without_a_run(tmp_path):
     (tmp_path / "timing.json").write_text("{}")
     with pytest.raises(SystemExit, match="takes no overrides"):
         bench.train(_args(tmp_path, resume=True, overrides=["lr=1e-3"]))
+
+
+def test_the_timing_is_on_disk_while_the_run_goes_so_a_killed_driver_can_resume(
+    tmp_path, monkeypatch
+):
+    """A stand-in train command writes two updates and then waits, up to 10 s, for the
+    driver's timing file to list them as a stretch still going (``returncode`` None): what a
+    ``--resume`` finds after the driver is killed mid-run."""
+    import sys
+
+    run = tmp_path / bench.NAME
+    run.mkdir()
+    rows = "".join(
+        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
+        for u in (1, 2)
+    )
+    script = (
+        "import json, pathlib, time\n"
+        f"pathlib.Path({str(run / 'metrics.jsonl')!r}).write_text({rows!r})\n"
+        f"timing = pathlib.Path({str(tmp_path / 'timing.json')!r})\n"
+        "for _ in range(200):\n"
+        "    time.sleep(0.05)\n"
+        "    try:\n"
+        "        stretch = json.loads(timing.read_text())['segments'][-1]\n"
+        "    except (OSError, ValueError):\n"
+        "        continue\n"
+        "    if sorted(stretch['update_times_s']) == ['1', '2'] and stretch['returncode'] is None:\n"
+        "        raise SystemExit(7)\n"
+        "raise SystemExit(1)\n"
+    )
+    monkeypatch.setattr(bench, "train_command", lambda args: [sys.executable, "-c", script])
+    monkeypatch.setattr(bench, "POLL_S", 0.05)
+    bench.train(_args(tmp_path, seeds=1))
+    (stretch,) = json.loads((tmp_path / "timing.json").read_text())["segments"]
+    assert stretch["returncode"] == 7  # the stand-in saw its updates on disk while it ran
+    assert not (tmp_path / "timing.json.part").exists()
