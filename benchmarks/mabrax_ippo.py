@@ -92,6 +92,10 @@ def _segments(info: dict) -> list[dict]:
     return info.get("segments", [info])
 
 
+def _inode(path: Path) -> int | None:
+    return path.stat().st_ino if path.exists() else None
+
+
 def train(args) -> None:
     """Start (or resume) the run, note when each update lands, stop it at the deadline."""
     out = Path(args.out_dir)
@@ -125,12 +129,15 @@ def train(args) -> None:
     known = {u for seg in segments for u in seg["update_times_s"]}
     start = time.time()
     seen: dict[int, float] = {}
-    cut = False
+    # rows past ``done`` left by the stopped run are stale until the resumed run cuts them;
+    # it rewrites the file by an atomic rename, so a new inode (or no stale row) shows the cut
+    stale_inode = _inode(metrics) if any(r["update"] > done for r in _rows(metrics)) else None
+    cut = stale_inode is None
 
     def note_new_updates() -> None:
         nonlocal cut
         rows = _rows(metrics)
-        cut = cut or all(row["update"] <= done for row in rows)
+        cut = cut or _inode(metrics) != stale_inode or all(row["update"] <= done for row in rows)
         for row in rows if cut else ():
             if str(row["update"]) not in known:
                 seen.setdefault(row["update"], time.time() - start)

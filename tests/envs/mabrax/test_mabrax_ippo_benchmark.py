@@ -163,6 +163,39 @@ def test_resume_drops_the_updates_it_redoes_and_times_only_new_ones(tmp_path, mo
     assert min(segments[1]["update_times_s"].values()) >= 0.3
 
 
+def test_resume_sees_the_cut_even_when_a_new_update_lands_before_the_first_poll(
+    tmp_path, monkeypatch
+):
+    """The trainer cuts the metrics by an atomic rename; a resumed run that cuts and writes
+    its next update before the driver first looks is still timed (the file's inode changed)."""
+    import sys
+
+    run = tmp_path / bench.NAME
+    run.mkdir()
+    rows = lambda updates: "".join(  # noqa: E731
+        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
+        for u in updates
+    )
+    (run / "metrics.jsonl").write_text(rows(range(1, 5)))  # the stopped run got to update 4
+    stretch = {"cmd": "first", "update_times_s": {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0}}
+    timing = {"seeds": 1, "configured_steps": 60, "segments": [stretch]}
+    (tmp_path / "timing.json").write_text(json.dumps(timing))
+    script = (
+        "import pathlib\n"
+        f"p = pathlib.Path({str(run / 'metrics.jsonl')!r})\n"
+        f"p.with_name('cut').write_text({rows(range(1, 5))!r})\n"
+        "p.with_name('cut').replace(p)\n"
+    )
+    monkeypatch.setattr(bench, "train_command", lambda args: [sys.executable, "-c", script])
+    monkeypatch.setattr(bench, "POLL_S", 0.5)
+    import jaxmarl.training.host.rundir as rundir
+
+    monkeypatch.setattr(rundir, "complete_steps", lambda run_dir: [3])
+    bench.train(_args(tmp_path, resume=True))
+    segments = json.loads((tmp_path / "timing.json").read_text())["segments"]
+    assert [sorted(map(int, s["update_times_s"])) for s in segments] == [[1, 2, 3], [4]]
+
+
 def test_resume_refuses_overrides_and_a_folder_without_a_run(tmp_path):
     with pytest.raises(SystemExit, match="no run to continue"):
         bench.train(_args(tmp_path, resume=True))
