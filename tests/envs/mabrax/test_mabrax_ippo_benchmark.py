@@ -125,28 +125,37 @@ def test_timing_counts_no_restart_as_training():
     assert bench.timing_summary(old) == pytest.approx((27.0, 3.0))
 
 
+def _rows(updates) -> str:
+    return "".join(
+        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
+        for u in updates
+    )
+
+
+def _stopped_run(tmp_path, last_update: int):
+    """A run folder as a stopped run left it: metrics up to ``last_update``, each timed."""
+    run = tmp_path / bench.NAME
+    run.mkdir()
+    (run / "metrics.jsonl").write_text(_rows(range(1, last_update + 1)))
+    times = {str(u): 39.0 + u for u in range(1, last_update + 1)}
+    stretch = {"cmd": "first", "update_times_s": times, "returncode": 130}
+    timing = {"seeds": 1, "configured_steps": 60, "segments": [stretch]}
+    (tmp_path / "timing.json").write_text(json.dumps(timing))
+    return run
+
+
 def test_resume_drops_the_updates_it_redoes_and_times_only_new_ones(tmp_path, monkeypatch):
     """A stand-in for the train command: the resumed run cuts the metrics back to its
     checkpoint (update 3) and writes updates 4 and 5 again."""
     import sys
 
-    run = tmp_path / bench.NAME
-    run.mkdir()
-    rows = lambda updates: "".join(  # noqa: E731
-        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
-        for u in updates
-    )
-    (run / "metrics.jsonl").write_text(rows(range(1, 6)))  # the stopped run got to update 5
-    old = {"1": 40.0, "2": 41.0, "3": 42.0, "4": 43.0, "5": 44.0}
-    stretch = {"cmd": "first", "update_times_s": old, "returncode": 130}
-    timing = {"seeds": 1, "configured_steps": 60, "segments": [stretch]}
-    (tmp_path / "timing.json").write_text(json.dumps(timing))
+    run = _stopped_run(tmp_path, 5)
     script = (
         "import pathlib, time\n"
         f"p = pathlib.Path({str(run / 'metrics.jsonl')!r})\n"
         "time.sleep(0.3)\n"
-        f"p.write_text({rows(range(1, 4))!r})\n"
-        f"for row in {rows(range(4, 7)).splitlines(keepends=True)!r}:\n"
+        f"p.write_text({_rows(range(1, 4))!r})\n"
+        f"for row in {_rows(range(4, 7)).splitlines(keepends=True)!r}:\n"
         "    time.sleep(0.2)\n"
         "    p.write_text(p.read_text() + row)\n"
     )
@@ -170,20 +179,11 @@ def test_resume_sees_the_cut_even_when_a_new_update_lands_before_the_first_poll(
     its next update before the driver first looks is still timed (the file's inode changed)."""
     import sys
 
-    run = tmp_path / bench.NAME
-    run.mkdir()
-    rows = lambda updates: "".join(  # noqa: E731
-        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
-        for u in updates
-    )
-    (run / "metrics.jsonl").write_text(rows(range(1, 5)))  # the stopped run got to update 4
-    stretch = {"cmd": "first", "update_times_s": {"1": 1.0, "2": 2.0, "3": 3.0, "4": 4.0}}
-    timing = {"seeds": 1, "configured_steps": 60, "segments": [stretch]}
-    (tmp_path / "timing.json").write_text(json.dumps(timing))
+    run = _stopped_run(tmp_path, 4)
     script = (
         "import pathlib\n"
         f"p = pathlib.Path({str(run / 'metrics.jsonl')!r})\n"
-        f"p.with_name('cut').write_text({rows(range(1, 5))!r})\n"
+        f"p.with_name('cut').write_text({_rows(range(1, 5))!r})\n"
         "p.with_name('cut').replace(p)\n"
     )
     monkeypatch.setattr(bench, "train_command", lambda args: [sys.executable, "-c", script])
@@ -214,10 +214,7 @@ def test_the_timing_is_on_disk_while_the_run_goes_so_a_killed_driver_can_resume(
 
     run = tmp_path / bench.NAME
     run.mkdir()
-    rows = "".join(
-        json.dumps({"seed": 0, "update": u, "env_steps": 10 * u, "episode_return": u}) + "\n"
-        for u in (1, 2)
-    )
+    rows = _rows((1, 2))
     script = (
         "import json, pathlib, time\n"
         f"pathlib.Path({str(run / 'metrics.jsonl')!r}).write_text({rows!r})\n"
