@@ -29,6 +29,10 @@ all threads wait on a futex and the run never ends). So the peer process alone g
 ``--peer-pool-threads`` threads (``PJRT_NPROC``; more than its concurrent QR calls), which
 leaves its program unchanged; ours keeps the default pool.
 
+Seeds: each side splits one root key into ``--seeds`` keys (``split(PRNGKey(root), n)``, whose
+first keys do not depend on ``n``), so more seeds for a finished run come from another root,
+``--seed S`` (ours ``run.seed=S``, JaxMARL's ``SEED`` replaced by S), in another ``--out-dir``.
+
 Returns
 -------
 Every soup served gives both agents 20, so a per-agent return is the team's (one soup = 20).
@@ -142,6 +146,8 @@ def run_layout(args, workload: str, layout: str, results: dict, store: Path) -> 
             }
             if args.extra_path:
                 options["extra_path"] = args.extra_path
+            if args.seed is not None:
+                options["seed"] = args.seed
             os.environ["PJRT_NPROC"] = str(args.peer_pool_threads)  # the peer process only
             try:
                 r = run_peer(
@@ -152,8 +158,10 @@ def run_layout(args, workload: str, layout: str, results: dict, store: Path) -> 
             r["pool_threads"] = args.peer_pool_threads
         else:
             extra = [f"run.gif={'true' if args.gif else 'false'}"]
+            extra += [] if args.seed is None else [f"run.seed={args.seed}"]
             r = run_ours(key, args.steps, args.seeds, args.out_dir, extra)
             r["final_raw"] = [c[-1] for c in ours_curve(Path(r["run_dir"]))[1]]
+        r["root_seed"] = args.seed  # None: ours run.seed's default, JaxMARL's YAML SEED
         r["finished_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         results.setdefault(workload, {}).setdefault(layout, {})[side] = r
         store.write_text(json.dumps(results, indent=1))
@@ -307,6 +315,13 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int, default=None, help="env steps per seed")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--sides", default="ours,jaxmarl")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="root seed of both sides (default: ours run.seed's default, JaxMARL's YAML SEED); "
+        "another root gives more seeds to pool with a finished run",
+    )
     parser.add_argument("--gif", action="store_true", help="ours writes a greedy episode GIF")
     parser.add_argument("--peer-python", default="/tmp/peer/bin/python")
     parser.add_argument("--peer-scripts", type=Path, default=Path("/tmp/peer_scripts"))

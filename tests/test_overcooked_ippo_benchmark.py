@@ -37,3 +37,42 @@ def test_peer_override_replaces_only_the_layout(bench, tmp_path):
 def test_load_column_reads_the_one_minute_figure(bench):
     assert bench._load("['11.48', '11.26', '7.73']") == "11.48"
     assert bench._load(None) == "—"  # rows recorded without a load
+
+
+@pytest.mark.parametrize("seed", [None, 5])
+def test_seed_roots_both_sides_and_is_recorded(bench, tmp_path, monkeypatch, seed):
+    """``--seed S`` gives more seeds to pool with a finished run: ours ``run.seed=S``,
+    JaxMARL's ``SEED`` replaced by S; left out, each side keeps its default."""
+    seen = {}
+    result = {"steps_per_s": 1.0, "compile_s": 1.0, "wall_s": 1.0, "final_raw": [0.0]}
+
+    def peer(key, steps, seeds, python, scripts, options):
+        seen["peer"] = options
+        return dict(result)
+
+    def ours(key, steps, seeds, out_dir, extra):
+        seen["ours"] = extra
+        return {**result, "run_dir": str(tmp_path)}
+
+    monkeypatch.setattr(bench, "run_peer", peer)
+    monkeypatch.setattr(bench, "run_ours", ours)
+    monkeypatch.setattr(bench, "ours_curve", lambda run_dir: ([1], [[0.0]]))
+    monkeypatch.setattr(bench, "peer_layout_overrides", lambda config, layout: {})
+    args = bench.argparse.Namespace(
+        sides="ours,jaxmarl",
+        steps=10,
+        seeds=3,
+        seed=seed,
+        extra_path="",
+        gif=False,
+        peer_pool_threads=1,
+        peer_python="",
+        peer_scripts=tmp_path,
+        out_dir=tmp_path,
+    )
+    results = {}
+    bench.run_layout(args, "v1", "cramped_room", results, tmp_path / "results.json")
+    assert ("run.seed=5" in seen["ours"]) == (seed == 5)
+    assert seen["peer"].get("seed") == seed
+    sides = results["v1"]["cramped_room"]
+    assert sides["ours"]["root_seed"] == sides["jaxmarl"]["root_seed"] == seed
