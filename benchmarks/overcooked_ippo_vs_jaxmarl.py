@@ -31,7 +31,8 @@ leaves its program unchanged; ours keeps the default pool.
 
 Seeds: each side splits one root key into ``--seeds`` keys (``split(PRNGKey(root), n)``, whose
 first keys do not depend on ``n``), so more seeds for a finished run come from another root,
-``--seed S`` (ours ``run.seed=S``, JaxMARL's ``SEED`` replaced by S), in another ``--out-dir``.
+``--seed S`` (ours ``run.seed=S``, JaxMARL's ``SEED`` replaced by S), in another ``--out-dir``;
+``--report-only --pool DIR ...`` then reports each layout and side over the seeds of all.
 
 Returns
 -------
@@ -185,10 +186,55 @@ def _load(text: str | None) -> str:
     return text.split("'")[1] if text and "'" in text else "—"
 
 
+def curve(r: dict) -> tuple[list[float], list[list[float]]]:
+    """``(env steps per seed, return per seed and update)`` of one side's record; a pooled
+    record's seeds are its parts' seeds in order (same workload, so the same update grid)."""
+    if "parts" in r:
+        parts = [curve(part) for part in r["parts"]]
+        return parts[0][0], [ys for _, part_ys in parts for ys in part_ys]
+    return ours_curve(Path(r["run_dir"])) if r["side"] == "ours" else peer_curve(r)
+
+
+def pooled(records: list[dict]) -> dict:
+    """One side's runs from several root seeds (``--seed``) as one record of all their seeds:
+    per-seed values concatenated, env steps/s and compile the mean, wall time the sum."""
+    steps = {r["env_steps_per_seed"] for r in records}
+    if len(steps) != 1:
+        raise SystemExit(f"--pool: runs of different lengths ({sorted(steps)} env steps)")
+    join = lambda key: [v for r in records for v in r.get(key) or []]  # noqa: E731
+    return {
+        "side": records[0]["side"],
+        "parts": records,
+        "env_steps_per_seed": steps.pop(),
+        "seeds": sum(r["seeds"] for r in records),
+        "root_seeds": [r.get("root_seed") for r in records],
+        "final_raw": join("final_raw"),
+        "greedy_raw": join("greedy_raw"),
+        "steps_per_s": sum(r["steps_per_s"] for r in records) / len(records),
+        "compile_s": sum(r["compile_s"] for r in records) / len(records),
+        "wall_s": sum(r["wall_s"] for r in records),
+        "load_before": records[0].get("load_before"),
+        "load_after": records[-1].get("load_after"),
+    }
+
+
+def pool_results(results: dict, others: list[dict]) -> dict:
+    """``results`` with each (workload, layout, side) that ``others`` also ran pooled."""
+    out = json.loads(json.dumps(results))
+    for other in others:
+        for workload, layouts in other.items():
+            for layout, sides in layouts.items():
+                mine = out.setdefault(workload, {}).setdefault(layout, {})
+                for side, r in sides.items():
+                    parts = mine[side].get("parts", [mine[side]]) if side in mine else []
+                    mine[side] = pooled([*parts, r]) if parts else r
+    return out
+
+
 def last_tenth(r: dict) -> list[float]:
     """Per seed, the mean training return over the last 10% of env steps (less noisy than one
     update's value)."""
-    x, ys = ours_curve(Path(r["run_dir"])) if r["side"] == "ours" else peer_curve(r)
+    x, ys = curve(r)
     keep = [i for i, steps in enumerate(x) if steps > 0.9 * r["env_steps_per_seed"]]
     return [sum(y[i] for i in keep) / len(keep) for y in ys]
 
@@ -242,7 +288,7 @@ def plot(results: dict, path: Path) -> Path:
             r = sides.get(side)
             if not r:
                 continue
-            x, ys = ours_curve(Path(r["run_dir"])) if side == "ours" else peer_curve(r)
+            x, ys = curve(r)
             ys = np.asarray(ys)
             label = "ours" if side == "ours" else "JaxMARL 0.2.0"
             ax.plot(x, ys.mean(0), color=color, label=label)
@@ -335,6 +381,15 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--out-dir", type=Path, default=REPO / "runs" / "overcooked_ippo_vs_jaxmarl"
     )
+    parser.add_argument(
+        "--pool",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="the report pools these out-dirs' runs (other --seed roots) with --out-dir's, "
+        "seed by seed, per layout and side",
+    )
     parser.add_argument("--md", type=Path, default=None)
     parser.add_argument("--png", type=Path, default=None)
     parser.add_argument("--report-only", action="store_true")
@@ -358,12 +413,14 @@ def main(argv=None) -> int:
     if not args.report_only:
         for layout in args.layouts.split(","):
             run_layout(args, args.workload, layout, results, store)
-    text = table(results)
+    others = [json.loads((d / "results.json").read_text()) for d in args.pool]
+    report = pool_results(results, others)
+    text = table(report)
     print(text)
     if args.md:
         args.md.write_text(text)
     if args.png:
-        print("curves:", plot(results, args.png))
+        print("curves:", plot(report, args.png))
     return 0
 
 

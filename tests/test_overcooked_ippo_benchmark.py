@@ -76,3 +76,67 @@ def test_seed_roots_both_sides_and_is_recorded(bench, tmp_path, monkeypatch, see
     assert seen["peer"].get("seed") == seed
     sides = results["v1"]["cramped_room"]
     assert sides["ours"]["root_seed"] == sides["jaxmarl"]["root_seed"] == seed
+
+
+def test_pool_reports_the_seeds_of_every_root_together(bench, tmp_path):
+    """``--pool``: two roots of 2 seeds each read as one side of 4 seeds, in the table and the
+    curves; a run of another length is refused."""
+    import json
+
+    def ours(root, finals):
+        run = tmp_path / f"ours{root}"
+        run.mkdir()
+        rows = [
+            {"seed": s, "update": u, "env_steps": 100 * u, "episode_return": f * u / 10}
+            for s, f in enumerate(finals)
+            for u in range(1, 11)
+        ]
+        (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return {
+            "side": "ours",
+            "run_dir": str(run),
+            "env_steps_per_seed": 1000,
+            "seeds": 2,
+            "final_raw": finals,
+            "greedy_raw": finals,
+            "steps_per_s": 10.0 * (root + 1),
+            "compile_s": 1.0,
+            "wall_s": 5.0,
+            "root_seed": root,
+        }
+
+    def peer(root, finals):
+        return {
+            "side": "jaxmarl",
+            "env_steps_per_seed": 1000,
+            "seeds": 2,
+            "final_raw": finals,
+            "log_scale": 1,
+            "logged_curve": [[f * u / 10 for u in range(1, 11)] for f in finals],
+            "steps_per_s": 7.0,
+            "compile_s": 2.0,
+            "wall_s": 6.0,
+            "root_seed": root,
+        }
+
+    first = {
+        "v1": {
+            "forced_coord": {"ours": ours(0, [100.0, 200.0]), "jaxmarl": peer(0, [150.0, 150.0])}
+        }
+    }
+    second = {
+        "v1": {"forced_coord": {"ours": ours(1, [300.0, 400.0]), "jaxmarl": peer(1, [50.0, 250.0])}}
+    }
+    report = bench.pool_results(first, [second])
+    r = report["v1"]["forced_coord"]["ours"]
+    assert r["seeds"] == 4 and r["final_raw"] == [100.0, 200.0, 300.0, 400.0]
+    assert r["root_seeds"] == [0, 1] and r["steps_per_s"] == 15.0 and r["wall_s"] == 10.0
+    x, ys = bench.curve(r)
+    assert x == [100 * u for u in range(1, 11)] and [y[-1] for y in ys] == r["final_raw"]
+    assert bench.last_tenth(report["v1"]["forced_coord"]["jaxmarl"]) == [150.0, 150.0, 50.0, 250.0]
+    rows = [line for line in bench.table(report).splitlines() if line.startswith("| forced")]
+    assert "| 4 | 100.0, 200.0, 300.0, 400.0 | 250.0 ± 129.1 |" in rows[0]
+    assert first["v1"]["forced_coord"]["ours"]["seeds"] == 2  # the loaded results are not changed
+    second["v1"]["forced_coord"]["ours"]["env_steps_per_seed"] = 2000
+    with pytest.raises(SystemExit, match="different lengths"):
+        bench.pool_results(first, [second])
