@@ -293,7 +293,8 @@ def plot(results: dict, path: Path) -> Path:
             label = "ours" if side == "ours" else "JaxMARL 0.2.0"
             ax.plot(x, ys.mean(0), color=color, label=label)
             ax.fill_between(x, ys.min(0), ys.max(0), color=color, alpha=0.2)
-        ax.set_title(f"{layout} ({workload})")
+        seeds = sorted({r["seeds"] for r in sides.values()})
+        ax.set_title(f"{layout} ({workload}), {'/'.join(map(str, seeds))} seeds a side")
         ax.set_xlabel("env steps per seed")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("train episode return per agent")
