@@ -200,7 +200,10 @@ def pooled(records: list[dict]) -> dict:
     per-seed values concatenated, env steps/s and compile the mean, wall time the sum."""
     steps = {r["env_steps_per_seed"] for r in records}
     if len(steps) != 1:
-        raise SystemExit(f"--pool: runs of different lengths ({sorted(steps)} env steps)")
+        raise ValueError(
+            f"--pool: runs of different lengths ({sorted(steps)} env steps per seed); pool only "
+            "runs of one --steps"
+        )
     join = lambda key: [v for r in records for v in r.get(key) or []]  # noqa: E731
     return {
         "side": records[0]["side"],
@@ -414,8 +417,14 @@ def main(argv=None) -> int:
     if not args.report_only:
         for layout in args.layouts.split(","):
             run_layout(args, args.workload, layout, results, store)
+    missing = [str(d) for d in args.pool if not (d / "results.json").exists()]
+    if missing:
+        parser.error(f"--pool: no results.json in {', '.join(missing)} (pass --out-dir folders)")
     others = [json.loads((d / "results.json").read_text()) for d in args.pool]
-    report = pool_results(results, others)
+    try:
+        report = pool_results(results, others)
+    except ValueError as error:
+        parser.error(str(error))
     text = table(report)
     print(text)
     if args.md:

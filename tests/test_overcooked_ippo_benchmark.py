@@ -138,5 +138,12 @@ def test_pool_reports_the_seeds_of_every_root_together(bench, tmp_path):
     assert "| 4 | 100.0, 200.0, 300.0, 400.0 | 250.0 ± 129.1 |" in rows[0]
     assert first["v1"]["forced_coord"]["ours"]["seeds"] == 2  # the loaded results are not changed
     second["v1"]["forced_coord"]["ours"]["env_steps_per_seed"] = 2000
-    with pytest.raises(SystemExit, match="different lengths"):
+    with pytest.raises(ValueError, match="different lengths"):
         bench.pool_results(first, [second])
+
+
+def test_pool_of_a_folder_without_results_is_a_usage_error(bench, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--report-only", "--out-dir", str(tmp_path), "--pool", str(tmp_path / "no")])
+    assert exit_info.value.code == 2
+    assert "--pool: no results.json in" in capsys.readouterr().err
