@@ -124,6 +124,8 @@ def train(args) -> None:
     else:
         info = {"seeds": args.seeds, "configured_steps": args.steps}
         segments, done = [], 0
+    from jaxmarl.training.host.logging import replace_text
+
     cmd = train_command(args)
     metrics = out / NAME / "metrics.jsonl"
     known = {u for seg in segments for u in seg["update_times_s"]}
@@ -155,9 +157,7 @@ def train(args) -> None:
             "update_times_s": {str(k): v for k, v in sorted(seen.items())},
             "returncode": returncode,  # None: the run was still going at the last write
         }
-        partial = timing.with_suffix(".json.part")
-        partial.write_text(json.dumps({**info, "segments": [*segments, stretch]}, indent=1))
-        partial.replace(timing)
+        replace_text(timing, json.dumps({**info, "segments": [*segments, stretch]}, indent=1))
 
     with open(out / "train.log", "a" if args.resume else "w") as log:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)

@@ -121,7 +121,7 @@ class JsonlLogger(_LoggerBase):
         self.path = _prepare_file(path)
         if resume_step is not None and self.path.exists():
             kept = [r for r in read_jsonl(self.path) if r.get(STEP_KEY, -1) <= resume_step]
-            _replace_text(self.path, "".join(json.dumps(r) + "\n" for r in kept))
+            replace_text(self.path, "".join(json.dumps(r) + "\n" for r in kept))
         self._file = self.path.open("a")
         # A crash mid-write can leave a last line without its newline; do not glue onto it.
         if self._file.tell() > 0 and _last_byte(self.path) != b"\n":
@@ -205,7 +205,7 @@ class CsvLogger(_LoggerBase):
             columns, rows = _read_csv(self.path)
             if resume_step is not None:
                 rows = [r for r in rows if _csv_step(r) <= resume_step]
-                _replace_text(self.path, _csv_text(columns, rows))
+                replace_text(self.path, _csv_text(columns, rows))
             self._columns = columns
         self._file = None if not self._columns else self.path.open("a", newline="")
 
@@ -228,7 +228,7 @@ class CsvLogger(_LoggerBase):
         rows = _read_csv(self.path)[1] if self._columns else []
         self.close()
         self._columns = self._columns + new
-        _replace_text(self.path, _csv_text(self._columns, rows))
+        replace_text(self.path, _csv_text(self._columns, rows))
         self._file = self.path.open("a", newline="")
 
 
@@ -256,8 +256,10 @@ def _csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, str]]) -> str:
     return buffer.getvalue()
 
 
-def _replace_text(path: Path, text: str) -> None:
-    """Replaces ``path``'s contents atomically (write a sibling, fsync, rename)."""
+def replace_text(path: Path, text: str) -> None:
+    """Replaces ``path``'s contents atomically (write a sibling, fsync, rename): a reader, or a
+    process killed mid-write, sees the old file or the new one, never a part. Also used by
+    benchmark drivers for files that must survive their own kill."""
     _replace_bytes(path, text.encode())
 
 
@@ -410,7 +412,7 @@ def wandb_run_id(run_dir: str | os.PathLike, *, resume: bool) -> str:
         return path.read_text().strip()
     run_id = secrets.token_hex(4)  # W&B ids: letters and digits
     _prepare_file(path)
-    _replace_text(path, run_id + "\n")
+    replace_text(path, run_id + "\n")
     return run_id
 
 

@@ -235,4 +235,4 @@ def test_the_timing_is_on_disk_while_the_run_goes_so_a_killed_driver_can_resume(
     bench.train(_args(tmp_path, seeds=1))
     (stretch,) = json.loads((tmp_path / "timing.json").read_text())["segments"]
     assert stretch["returncode"] == 7  # the stand-in saw its updates on disk while it ran
-    assert not (tmp_path / "timing.json.part").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [bench.NAME, "timing.json", "train.log"]
