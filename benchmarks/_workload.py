@@ -17,6 +17,13 @@ keys (``jax.vmap(env.reset)``) and then ``lax.scan``s ``steps`` steps of ``jax.v
 sampling a uniformly random valid action for every agent of every environment inside the
 scan. Every step's observations, rewards and dones are folded into a per-environment checksum
 carried through the scan, so XLA cannot drop any of the work a learner would consume.
+
+``--draws ahead`` draws the random actions and step keys (one per env per step, from the same
+distributions) before the scan, one vectorised draw per agent and one key split for all
+steps, and feeds them to the scan: still inside the timed program, but the draws no longer cost
+a chain of small per-step random kernels. For an env whose step is cheaper than those draws
+(the switch riddle), the default per-step workload times mostly the draws; ``ahead`` times
+mostly the env. Either way both libraries run the same program.
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ import time
 from typing import Any
 
 RESULT_MARKER = "@@ENV_THROUGHPUT_RESULT@@"
+
+# Where the workload draws its random actions and step keys (the module docstring).
+DRAWS = ("per_step", "ahead")
 
 RESULT_KEYS = (
     "env_id",
@@ -59,6 +69,7 @@ RESULT_KEYS = (
     "device_peak_bytes",
     "checksum_finite",
     "devices",
+    "draws",
     "versions",
 )
 
@@ -111,10 +122,12 @@ def versions() -> dict[str, Any]:
 
 
 def _make_sampler(space: Any):
-    """Uniform random valid action for ``space``, the same code under both libraries.
+    """``sample(key, lead=())``: uniform random valid actions for ``space``, shaped
+    ``lead + space.shape``, the same code under both libraries.
 
     Discrete spaces (anything with an integer ``n``) draw ``randint(0, n)``; boxes with finite
-    bounds draw ``uniform(low, high)``. Other spaces fall back to their own ``sample``.
+    bounds draw ``uniform(low, high)``. Other spaces fall back to their own ``sample``, vmapped
+    over split keys for a ``lead`` shape.
     """
     import jax
     import jax.numpy as jnp
@@ -123,16 +136,26 @@ def _make_sampler(space: Any):
     dtype = getattr(space, "dtype", None)
     n = getattr(space, "n", None)
     if isinstance(n, int):
-        return lambda key: jax.random.randint(key, shape, 0, n).astype(dtype or jnp.int32)
+        return lambda key, lead=(): jax.random.randint(key, (*lead, *shape), 0, n).astype(
+            dtype or jnp.int32
+        )
     low, high = getattr(space, "low", None), getattr(space, "high", None)
     if low is not None and high is not None:
         low_arr = jnp.broadcast_to(jnp.asarray(low, jnp.float32), shape)
         high_arr = jnp.broadcast_to(jnp.asarray(high, jnp.float32), shape)
         if bool(jnp.all(jnp.isfinite(low_arr)) & jnp.all(jnp.isfinite(high_arr))):
-            return lambda key: jax.random.uniform(
-                key, shape, jnp.float32, low_arr, high_arr
+            return lambda key, lead=(): jax.random.uniform(
+                key, (*lead, *shape), jnp.float32, low_arr, high_arr
             ).astype(dtype or jnp.float32)
-    return space.sample
+
+    def own_sample(key, lead=()):
+        if not lead:
+            return space.sample(key)
+        keys = jax.random.split(key, math.prod(lead))
+        drawn = jax.vmap(space.sample)(keys)
+        return drawn.reshape((*lead, *drawn.shape[1:]))
+
+    return own_sample
 
 
 def _checksum(tree: Any):
@@ -190,13 +213,15 @@ def state_bytes(env: Any) -> int:
     return int(sum(leaf.size * leaf.dtype.itemsize for leaf in jax.tree.leaves(state)))
 
 
-def make_rollout(env: Any, batch: int, steps: int):
+def make_rollout(env: Any, batch: int, steps: int, draws: str = "per_step"):
     """The benchmarked program: ``key -> checksum[batch]`` (reset, then ``steps`` steps).
 
     Args:
         env: an environment of either library.
         batch: number of environments stepped in parallel (``jax.vmap``).
         steps: number of steps per environment (``lax.scan``).
+        draws: ``"per_step"`` draws each step's actions and keys inside the scan; ``"ahead"``
+            draws all of them before it (the module docstring).
 
     Returns:
         An un-jitted function of one PRNG key returning a ``[batch]`` float32 checksum of all
@@ -214,23 +239,39 @@ def make_rollout(env: Any, batch: int, steps: int):
             for agent, sample, agent_key in zip(agents, samplers, agent_keys)
         }
 
+    if draws not in DRAWS:
+        raise ValueError(f"draws must be one of {DRAWS}, got {draws!r}")
+
+    def env_step(carry, actions, env_keys):
+        state, checksum = carry
+        obs, state, rewards, dones, _ = jax.vmap(env.step)(env_keys, state, actions)
+        checksum = checksum + _checksum(obs) + _checksum(rewards) + _checksum(dones)
+        return (state, checksum), None
+
+    def per_step(carry, step_key):
+        action_key, env_key = jax.random.split(step_key)
+        actions = jax.vmap(sample_actions)(jax.random.split(action_key, batch))
+        return env_step(carry, actions, jax.random.split(env_key, batch))
+
+    def drawn_ahead(carry, drawn):
+        actions, env_keys = drawn
+        return env_step(carry, actions, env_keys)
+
     def rollout(key):
         reset_key, scan_key = jax.random.split(key)
         obs, state = jax.vmap(env.reset)(jax.random.split(reset_key, batch))
-
-        def one_step(carry, step_key):
-            state, checksum = carry
-            action_key, env_key = jax.random.split(step_key)
-            actions = jax.vmap(sample_actions)(jax.random.split(action_key, batch))
-            obs, state, rewards, dones, _ = jax.vmap(env.step)(
-                jax.random.split(env_key, batch), state, actions
-            )
-            checksum = checksum + _checksum(obs) + _checksum(rewards) + _checksum(dones)
-            return (state, checksum), None
-
-        (_, checksum), _ = jax.lax.scan(
-            one_step, (state, _checksum(obs)), jax.random.split(scan_key, steps)
-        )
+        carry = (state, _checksum(obs))
+        if draws == "per_step":
+            (_, checksum), _ = jax.lax.scan(per_step, carry, jax.random.split(scan_key, steps))
+            return checksum
+        env_key, *agent_keys = jax.random.split(scan_key, 1 + len(agents))
+        actions = {
+            agent: sample(agent_key, (steps, batch))
+            for agent, sample, agent_key in zip(agents, samplers, agent_keys)
+        }
+        env_keys = jax.random.split(env_key, steps * batch)
+        env_keys = env_keys.reshape((steps, batch, *env_keys.shape[1:]))
+        (_, checksum), _ = jax.lax.scan(drawn_ahead, carry, (actions, env_keys))
         return checksum
 
     return rollout
@@ -282,6 +323,7 @@ def measure(
     seed: int = 0,
     devices: int = 1,
     env_kwargs: dict[str, Any] | None = None,
+    draws: str = "per_step",
 ) -> dict[str, Any]:
     """Compile and time the rollout of ``env_id``; see the module docstring for the workload.
 
@@ -296,6 +338,7 @@ def measure(
         devices: host devices the batch is split over (``shard_over_devices``); more than 1
             needs ``device_count_flag(devices)`` before ``jax`` was first imported.
         env_kwargs: constructor keywords for ``jaxmarl.make`` (plain ids only).
+        draws: where the random actions and step keys are drawn (``DRAWS``, module docstring).
 
     Returns:
         A dict with the keys ``RESULT_KEYS``; ``status`` is ``"ok"`` or ``"unavailable"``
@@ -314,6 +357,7 @@ def measure(
         steps=steps,
         repeats=repeats,
         devices=devices,
+        draws=draws,
         versions=versions(),
     )
     if env_id.partition("/")[0] not in list(jaxmarl.registered_envs):
@@ -330,12 +374,14 @@ def measure(
                 f"{devices} devices must exist (have {len(jax.devices())}; call "
                 "device_count_flag before importing jax)"
             )
-        rollout = jax.jit(shard_over_devices(make_rollout(env, batch // devices, steps), devices))
+        rollout = jax.jit(
+            shard_over_devices(make_rollout(env, batch // devices, steps, draws), devices)
+        )
 
         def key_of(k):
             return jax.random.split(k, devices)
     else:
-        rollout = jax.jit(make_rollout(env, batch, steps))
+        rollout = jax.jit(make_rollout(env, batch, steps, draws))
 
         def key_of(k):
             return k
@@ -399,6 +445,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--devices", type=int, default=1, help="host devices to split over")
     parser.add_argument("--env-kwargs", type=json.loads, default=None, help="JSON object")
+    parser.add_argument("--draws", choices=DRAWS, default="per_step", help="module docstring")
     parser.add_argument(
         "--json", action="store_true", help=f"print the result as '{RESULT_MARKER} <json>'"
     )
@@ -413,6 +460,7 @@ def main(argv: list[str] | None = None) -> None:
         seed=args.seed,
         devices=args.devices,
         env_kwargs=args.env_kwargs,
+        draws=args.draws,
     )
     if args.json:
         print(RESULT_MARKER, json.dumps(result), flush=True)

@@ -58,6 +58,12 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--base-step", action="store_true")
     parser.add_argument("--floor", action="store_true")
+    parser.add_argument(
+        "--draws",
+        choices=("per_step", "ahead"),
+        default="per_step",
+        help="where the workload draws actions and step keys (see _workload.py)",
+    )
     args = parser.parse_args(argv)
     env = jaxmarl.make(args.env_id)
     if args.base_step:
@@ -66,7 +72,7 @@ def main(argv=None) -> None:
         type(env).step = MultiAgentEnv.step
     if args.floor:
         env.step = _floor_step(env)
-    rollout = jax.jit(make_rollout(env, args.batch, args.steps))
+    rollout = jax.jit(make_rollout(env, args.batch, args.steps, args.draws))
     compiled = rollout.lower(jax.random.PRNGKey(0)).compile()
     jax.block_until_ready(compiled(jax.random.PRNGKey(1)))
     cpu = []
@@ -77,7 +83,7 @@ def main(argv=None) -> None:
     work = args.batch * args.steps
     label = "base step" if args.base_step else "floor" if args.floor else jaxmarl.__file__
     print(
-        f"{args.env_id} batch {args.batch} ({label}): env steps per CPU-second "
+        f"{args.env_id} batch {args.batch} ({label}, draws {args.draws}): env steps per CPU-second "
         f"best {work / min(cpu):,.0f}, median {work / statistics.median(cpu):,.0f}"
     )
 

@@ -37,7 +37,7 @@ REPO = HERE.parent
 WORKLOAD = HERE / "_workload.py"
 sys.path.insert(0, str(HERE))
 
-from _workload import RESULT_MARKER  # noqa: E402
+from _workload import DRAWS, RESULT_MARKER  # noqa: E402
 
 DEFAULT_BATCHES = (1, 64, 1024, 4096)
 
@@ -87,6 +87,8 @@ def run_cell(
         str(args.min_repeat_s),
         "--devices",
         str(args.devices),
+        "--draws",
+        args.draws,
         "--json",
     ]
     if args.env_kwargs:
@@ -302,7 +304,8 @@ def header(
         f"- ours: {describe(ours)}",
         f"- peer: {describe(peer)}",
         f"- workload: {args.steps} steps per rollout (`lax.scan` in `jax.jit`, vmapped reset "
-        f"and step, random valid actions), best of {args.repeats} repeats of at least "
+        f"and step, random valid actions drawn {args.draws.replace('_', ' ')}), best of "
+        f"{args.repeats} repeats of at least "
         f"{args.min_repeat_s} s each; each cell in a fresh process, ours and peer back to back",
         f"- host devices: {args.devices} (the batch split evenly over that many XLA CPU devices "
         "with `shard_map`, one thread each; 1 = a plain `jit`)",
@@ -355,6 +358,13 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         default=None,
         help="constructor keywords for every env, as a JSON object (both sides alike), e.g. "
         '\'{"layout": "grounded_coord_simple", "agent_view_size": 2}\'',
+    )
+    parser.add_argument(
+        "--draws",
+        choices=DRAWS,
+        default="per_step",
+        help="per_step: actions and step keys drawn inside the scan; ahead: all drawn before "
+        "it (both sides alike; see _workload.py)",
     )
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per measurement")
     parser.add_argument("--out", type=Path, help="Markdown results file (JSON written beside)")
