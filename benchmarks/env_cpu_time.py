@@ -15,7 +15,8 @@ unchanged under either library's interpreter (``-I``)::
 stand-in that does no env work (it reads every action and returns the first reset's
 observations shifted by their sum, the state unchanged, constant dones): what is left is the
 workload's own cost (action draws, key splits, writing and summing observations of this
-env's size), a bound no implementation of the env can beat in this workload.
+env's size), a bound no implementation of the env can beat in this workload. ``--draws ahead``
+times ``_workload.py``'s other workload (actions and step keys drawn before the scan).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import jax  # noqa: E402
-from _workload import make_rollout  # noqa: E402
+from _workload import DRAWS, make_rollout  # noqa: E402
 
 import jaxmarl  # noqa: E402
 
@@ -60,7 +61,7 @@ def main(argv=None) -> None:
     parser.add_argument("--floor", action="store_true")
     parser.add_argument(
         "--draws",
-        choices=("per_step", "ahead"),
+        choices=DRAWS,
         default="per_step",
         help="where the workload draws actions and step keys (see _workload.py)",
     )
