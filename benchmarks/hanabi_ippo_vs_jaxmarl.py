@@ -93,10 +93,13 @@ def finals(r: dict, last: int) -> list[float]:
 
 
 def stats_cells(values: list[float]) -> tuple[str, str]:
-    """``mean ± std`` and the IQM (``jaxmarl.stats``; '—' without the stats extra)."""
+    """``mean ± std`` and the IQM (``jaxmarl.stats``; '—' for a single seed, which has no
+    interquartile mean, or without the stats extra)."""
     import numpy as np
 
     m, s = _mean_std(values)
+    if len(values) < 2:
+        return f"{m:.2f} ± {s:.2f}", "—"
     try:
         from jaxmarl import stats
 

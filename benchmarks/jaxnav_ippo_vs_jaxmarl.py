@@ -293,9 +293,12 @@ def finals(result: dict, key: str = "success_rate", last: int = 1) -> list[float
 
 
 def _summary(values: list[float]) -> str:
+    """The mean over seeds, and their IQM where there are two or more."""
     from jaxmarl import stats
 
     mean = sum(values) / len(values)
+    if len(values) < 2:  # one seed has no interquartile mean
+        return f"{mean:.3f}"
     return f"{mean:.3f} (IQM {float(stats.iqm(values)):.3f})"
 
 

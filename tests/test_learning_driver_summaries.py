@@ -1,0 +1,24 @@
+"""The Hanabi and JaxNav learning drivers report runs of any seed count, one seed included.
+
+Their tables give an IQM over seeds (``jaxmarl.stats``), which needs at least two runs; a
+one-seed run used to train both sides and then fail while writing the table.
+"""
+
+import pytest
+
+from tests.benchmark_scripts import load_benchmark_script
+
+
+def test_hanabi_table_cells_for_one_seed_and_several():
+    driver = load_benchmark_script("hanabi_ippo_vs_jaxmarl")
+    assert driver.stats_cells([3.0]) == ("3.00 ± 0.00", "—")
+    pytest.importorskip("rliable")  # jaxmarl.stats' extra
+    mean, iqm = driver.stats_cells([1.0, 2.0, 3.0, 10.0])
+    assert mean.startswith("4.00 ± ") and iqm == "2.50"  # the middle half: 2 and 3
+
+
+def test_jaxnav_summary_for_one_seed_and_several():
+    driver = load_benchmark_script("jaxnav_ippo_vs_jaxmarl")
+    assert driver._summary([0.25]) == "0.250"
+    pytest.importorskip("rliable")
+    assert driver._summary([0.0, 0.2, 0.4, 1.0]) == "0.400 (IQM 0.300)"
