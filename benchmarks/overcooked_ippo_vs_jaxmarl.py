@@ -174,6 +174,9 @@ def run_layout(args, workload: str, layout: str, results: dict, store: Path) -> 
 
 
 def _iqm(values: list[float]) -> str:
+    """The IQM over seeds ('—' for one seed, which has none, or without the stats extra)."""
+    if len(values) < 2:
+        return "—"
     try:
         from jaxmarl.stats import iqm
     except ImportError:

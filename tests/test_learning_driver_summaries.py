@@ -1,4 +1,5 @@
-"""The Hanabi and JaxNav learning drivers report runs of any seed count, one seed included.
+"""The Hanabi, JaxNav and Overcooked learning drivers report runs of any seed count, one seed
+included.
 
 Their tables give an IQM over seeds (``jaxmarl.stats``), which needs at least two runs; a
 one-seed run used to train both sides and then fail while writing the table.
@@ -22,3 +23,10 @@ def test_jaxnav_summary_for_one_seed_and_several():
     assert driver._summary([0.25]) == "0.250"
     pytest.importorskip("rliable")
     assert driver._summary([0.0, 0.2, 0.4, 1.0]) == "0.400 (IQM 0.300)"
+
+
+def test_overcooked_iqm_cell_for_one_seed_and_several():
+    driver = load_benchmark_script("overcooked_ippo_vs_jaxmarl")
+    assert driver._iqm([180.0]) == "—"
+    pytest.importorskip("rliable")
+    assert driver._iqm([100.0, 160.0, 200.0, 240.0]) == "180.0"
