@@ -53,6 +53,7 @@ from ppo_vs_jaxmarl import (  # noqa: E402
     other_benchmarks,
     run_ours,
     run_peer,
+    seed_iqm,
     steps_floor,
     training_curves,
 )
@@ -93,20 +94,10 @@ def finals(r: dict, last: int) -> list[float]:
 
 
 def stats_cells(values: list[float]) -> tuple[str, str]:
-    """``mean ± std`` and the IQM (``jaxmarl.stats``; '—' for a single seed, which has no
-    interquartile mean, or without the stats extra)."""
-    import numpy as np
-
+    """``mean ± std`` and the IQM ('—' where ``seed_iqm`` has none)."""
     m, s = _mean_std(values)
-    if len(values) < 2:
-        return f"{m:.2f} ± {s:.2f}", "—"
-    try:
-        from jaxmarl import stats
-
-        iqm = f"{stats.iqm(np.asarray(values)):.2f}"
-    except ModuleNotFoundError:
-        iqm = "—"
-    return f"{m:.2f} ± {s:.2f}", iqm
+    iqm = seed_iqm(values)
+    return f"{m:.2f} ± {s:.2f}", "—" if iqm is None else f"{iqm:.2f}"
 
 
 def table(results: dict, last: int, points: int) -> str:

@@ -69,6 +69,7 @@ from ppo_vs_jaxmarl import (
     read_summary,
     run_runner,
     run_train_command,
+    seed_iqm,
     wait_for_quiet,
 )
 
@@ -293,13 +294,9 @@ def finals(result: dict, key: str = "success_rate", last: int = 1) -> list[float
 
 
 def _summary(values: list[float]) -> str:
-    """The mean over seeds, and their IQM where there are two or more."""
-    from jaxmarl import stats
-
-    mean = sum(values) / len(values)
-    if len(values) < 2:  # one seed has no interquartile mean
-        return f"{mean:.3f}"
-    return f"{mean:.3f} (IQM {float(stats.iqm(values)):.3f})"
+    """The mean over seeds, and their IQM where ``seed_iqm`` has one."""
+    mean, iqm = sum(values) / len(values), seed_iqm(values)
+    return f"{mean:.3f}" if iqm is None else f"{mean:.3f} (IQM {iqm:.3f})"
 
 
 def table(results: dict, last: int) -> str:

@@ -63,7 +63,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ppo_vs_jaxmarl import ALGS, _mean_std, machine_load, run_ours, run_peer  # noqa: E402
+from ppo_vs_jaxmarl import (  # noqa: E402
+    ALGS,
+    _mean_std,
+    machine_load,
+    run_ours,
+    run_peer,
+    seed_iqm,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 V1_LAYOUTS = ("cramped_room", "asymm_advantages", "coord_ring", "forced_coord", "counter_circuit")
@@ -174,14 +181,8 @@ def run_layout(args, workload: str, layout: str, results: dict, store: Path) -> 
 
 
 def _iqm(values: list[float]) -> str:
-    """The IQM over seeds ('—' for one seed, which has none, or without the stats extra)."""
-    if len(values) < 2:
-        return "—"
-    try:
-        from jaxmarl.stats import iqm
-    except ImportError:
-        return "—"
-    return f"{float(iqm(values)):.1f}"
+    iqm = seed_iqm(values)
+    return "—" if iqm is None else f"{iqm:.1f}"
 
 
 def _load(text: str | None) -> str:

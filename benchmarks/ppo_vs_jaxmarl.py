@@ -202,6 +202,20 @@ def _mean_std(values):
     return statistics.fmean(values), std
 
 
+def seed_iqm(values) -> float | None:
+    """The IQM over seeds (``jaxmarl.stats``), or ``None`` for a single seed (no interquartile
+    mean) or without the stats extra, so that the drivers' tables show '—' instead of failing
+    after both sides have trained."""
+    from jaxmarl import stats
+
+    if len(values) < 2:
+        return None
+    try:
+        return stats.iqm([float(v) for v in values])
+    except ModuleNotFoundError:  # rliable, which jaxmarl.stats imports when called
+        return None
+
+
 def machine_load() -> str:
     return Path("/proc/loadavg").read_text().split(" ")[0:3].__str__()
 

@@ -1,13 +1,21 @@
 """The Hanabi, JaxNav and Overcooked learning drivers report runs of any seed count, one seed
 included.
 
-Their tables give an IQM over seeds (``jaxmarl.stats``), which needs at least two runs; a
-one-seed run used to train both sides and then fail while writing the table.
+Their tables give an IQM over seeds through ``ppo_vs_jaxmarl.seed_iqm`` (``jaxmarl.stats``
+needs at least two runs); a one-seed run used to train both sides and then fail while writing
+the table.
 """
 
 import pytest
 
 from tests.benchmark_scripts import load_benchmark_script
+
+
+def test_seed_iqm_is_none_for_one_seed():
+    shared = load_benchmark_script("ppo_vs_jaxmarl")
+    assert shared.seed_iqm([3.0]) is None
+    pytest.importorskip("rliable")
+    assert shared.seed_iqm([1.0, 2.0, 3.0, 10.0]) == 2.5
 
 
 def test_hanabi_table_cells_for_one_seed_and_several():
