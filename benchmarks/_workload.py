@@ -21,9 +21,10 @@ carried through the scan, so XLA cannot drop any of the work a learner would con
 ``--draws ahead`` draws the random actions and step keys (one per env per step, from the same
 distributions) before the scan, one vectorised draw per agent and one key split for all
 steps, and feeds them to the scan: still inside the timed program, but the draws no longer cost
-a chain of small per-step random kernels. For an env whose step is cheaper than those draws
-(the switch riddle), the default per-step workload times mostly the draws; ``ahead`` times
-mostly the env. Either way both libraries run the same program.
+a chain of small per-step random kernels. For an env whose step costs less than those draws,
+the default per-step workload times mostly the draws and ``ahead`` mostly the env (which envs,
+and by how much: ``benchmarks/results/env_throughput.md``). Either way both libraries run the
+same program.
 """
 
 from __future__ import annotations
