@@ -18,6 +18,8 @@ os.environ["XLA_FLAGS"] = " ".join(
 )
 
 import jax  # noqa: E402
+import pytest  # noqa: E402
+from jax.experimental.compilation_cache import compilation_cache  # noqa: E402
 
 _CACHE = os.environ.get(
     "JAXMARL_TEST_COMPILATION_CACHE", os.path.join(tempfile.gettempdir(), "jaxmarl-xla-cache")
@@ -34,3 +36,19 @@ jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 from jaxmarl.cpu_rng import use_fast_cpu_rng  # noqa: E402
 
 use_fast_cpu_rng()
+
+
+@pytest.fixture
+def without_persistent_cache():
+    """Compile this test's programs afresh, neither reading nor writing the persistent cache.
+
+    XLA:CPU sometimes segfaults while loading a large cached executable (in
+    ``backend.deserialize_executable``; seen twice in fresh-clone CI runs, both times on the swept
+    Q-learning chunk of tests/training/test_sweep.py). The cache entries themselves are intact:
+    they are zlib streams, so a torn one would be a caught exception, not a crash.
+    """
+    jax.config.update("jax_enable_compilation_cache", False)
+    compilation_cache.reset_cache()  # the cache's on/off state is memoised at first use
+    yield
+    jax.config.update("jax_enable_compilation_cache", True)
+    compilation_cache.reset_cache()
