@@ -48,6 +48,8 @@ import sys
 import time
 from pathlib import Path
 
+from jaxmarl.training.host.logging import replace_text
+
 REPO = Path(__file__).resolve().parents[1]
 NAME = "ippo_ant_4x2"
 POLL_S = 5.0  # how often the driver reads metrics.jsonl
@@ -124,8 +126,6 @@ def train(args) -> None:
     else:
         info = {"seeds": args.seeds, "configured_steps": args.steps}
         segments, done = [], 0
-    from jaxmarl.training.host.logging import replace_text
-
     cmd = train_command(args)
     metrics = out / NAME / "metrics.jsonl"
     known = {u for seg in segments for u in seg["update_times_s"]}

@@ -655,9 +655,9 @@ def save_config(cfg: Any, path: str | os.PathLike) -> Path:
         name=_class_name(type(cfg)), format=CONFIG_FORMAT, version=jaxmarl.__version__
     )
     text = header + OmegaConf.to_yaml(OmegaConf.create(config_to_dict(cfg)))
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.replace(path)
+    from jaxmarl.training.host.logging import replace_text
+
+    replace_text(path, text)
     return path
 
 

@@ -260,10 +260,11 @@ def replace_text(path: Path, text: str) -> None:
     """Replaces ``path``'s contents atomically (write a sibling, fsync, rename): a reader, or a
     process killed mid-write, sees the old file or the new one, never a part. Also used by
     benchmark drivers for files that must survive their own kill."""
-    _replace_bytes(path, text.encode())
+    replace_bytes(path, text.encode())
 
 
-def _replace_bytes(path: Path, data: bytes) -> None:
+def replace_bytes(path: Path, data: bytes) -> None:
+    """``replace_text`` for bytes (images, binary logs)."""
     partial = path.with_name(f".{path.name}.partial")
     with partial.open("wb") as handle:
         handle.write(data)
@@ -346,7 +347,7 @@ def truncate_event_files(logdir: str | os.PathLike, resume_step: int) -> None:
         if not any(Event.FromString(r[12:-4]).HasField("summary") for r in kept):
             path.unlink()
         elif len(kept) != len(records) or path.stat().st_size != sum(map(len, kept)):
-            _replace_bytes(path, b"".join(kept))
+            replace_bytes(path, b"".join(kept))
 
 
 def read_event_scalars(logdir: str | os.PathLike) -> list[tuple[str, int, float]]:

@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import io
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from jaxmarl.training.host.logging import replace_bytes
 
 Records = Sequence[Mapping[str, Any]]
 BANDS = ("minmax", "iqr")
@@ -187,7 +190,7 @@ def _matplotlib():
 
 def _save(figure: Any, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    figure.savefig(partial, format=path.suffix.lstrip(".") or "png")
-    partial.replace(path)
+    image = io.BytesIO()
+    figure.savefig(image, format=path.suffix.lstrip(".") or "png")
+    replace_bytes(path, image.getvalue())
     return path
