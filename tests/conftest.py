@@ -43,7 +43,7 @@ def without_persistent_cache():
     """Compile this test's programs afresh, neither reading nor writing the persistent cache.
 
     XLA:CPU sometimes segfaults while loading a large cached executable (in
-    ``backend.deserialize_executable``; seen twice in fresh-clone CI runs, both times on the swept
+    ``backend.deserialize_executable``; seen twice in full-suite runs, both times on the swept
     Q-learning chunk of tests/training/test_sweep.py). The cache entries themselves are intact:
     they are zlib streams, so a torn one would be a caught exception, not a crash.
     """
