@@ -25,6 +25,11 @@ value). Ours logs the mean return of the episodes that finished during the updat
 "final" is the mean of its last ``--last`` updates' values; the table also gives that smoothed
 value at several points of the run.
 
+Seeds: both sides split one root key into ``--seeds`` keys (ours vmaps them, JaxMARL's script
+trains them one after another). More seeds of a finished run come from another root,
+``--seed S``, in another ``--out-dir``; ``--report-only --pool DIR ...`` then reports both
+sides over the seeds of all the runs.
+
 Usage::
 
     python benchmarks/hanabi_ippo_vs_jaxmarl.py --steps 2621440 --sides ours,jaxmarl \\
@@ -32,6 +37,9 @@ Usage::
     python benchmarks/hanabi_ippo_vs_jaxmarl.py --report-only \\
         --md benchmarks/results/hanabi_ippo_vs_jaxmarl.md \\
         --plot benchmarks/results/hanabi_ippo_vs_jaxmarl.png
+    # 3 more seeds a side from root 51, then one report over all 6
+    python benchmarks/hanabi_ippo_vs_jaxmarl.py --steps 3145728 --seed 51 --out-dir /tmp/h51 ...
+    python benchmarks/hanabi_ippo_vs_jaxmarl.py --report-only --out-dir /tmp/h50 --pool /tmp/h51
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ from ppo_vs_jaxmarl import (  # noqa: E402
     _mean_std,
     machine_load,
     other_benchmarks,
+    pooled,
     run_ours,
     run_peer,
     seed_iqm,
@@ -75,7 +84,11 @@ ALGS[ALG] = {  # run_ours / steps_floor / chunk_override read the algorithm's en
 
 
 def curves(r: dict) -> tuple[list[float], list[list[float]]]:
-    """``(env steps per seed [U], score per update [seeds, U])`` of one side."""
+    """``(env steps per seed [U], score per update [seeds, U])`` of one side; a pooled record's
+    seeds are its parts' seeds in order (one ``--steps``, so the same update grid)."""
+    if "parts" in r:
+        parts = [curves(part) for part in r["parts"]]
+        return parts[0][0], [ys for _, part_ys in parts for ys in part_ys]
     if r["side"] == "jaxmarl":  # the script logs before counting the update: step + 1
         ys = r["logged_curve"]
         return [PER_UPDATE * (u + 1) for u in range(len(ys[0]))], ys
@@ -145,6 +158,16 @@ def table(results: dict, last: int, points: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def pool_results(results: dict, others: list[dict]) -> dict:
+    """``results`` with each side that ``others`` (other ``--seed`` runs) also ran pooled."""
+    out = dict(results)
+    for other in others:
+        for side, r in other.items():
+            parts = out[side].get("parts", [out[side]]) if side in out else []
+            out[side] = pooled([*parts, r]) if parts else r
+    return out
+
+
 def plot(results: dict, path: Path) -> Path:
     from jaxmarl.training.host.plotting import plot_curves
 
@@ -155,7 +178,8 @@ def plot(results: dict, path: Path) -> Path:
         path,
         xlabel="env steps per seed",
         ylabel="training score (episode return)",
-        title="IPPO-FF, 2-player Hanabi: mean of 3 seeds, min-max band",
+        title=f"IPPO-FF, 2-player Hanabi: mean of {max(r['seeds'] for r in results.values())} "
+        "seeds, min-max band",
     )
 
 
@@ -163,6 +187,20 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=PUBLISHED_STEPS, help="env steps per seed")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=PEER_SEED,
+        help="root seed of both sides (ours run.seed, JaxMARL's keys split from PRNGKey(S)); "
+        "run another root in another --out-dir for more seeds, then --pool",
+    )
+    parser.add_argument(
+        "--pool",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="out-dirs of runs from other --seed roots to report together with this one",
+    )
     parser.add_argument("--sides", default="ours,jaxmarl")
     parser.add_argument("--peer-python", default="/tmp/peer/bin/python")
     parser.add_argument("--peer-scripts", type=Path, default=Path("/tmp/peer_scripts"))
@@ -193,12 +231,15 @@ def main(argv=None) -> int:
                     args.seeds,
                     args.peer_python,
                     args.peer_scripts,
-                    seed=PEER_SEED,
+                    seed=args.seed,
                     num_agents=1,
                     log=log,
                 )
             else:
-                r = run_ours(ALG, args.steps, args.seeds, args.out_dir, [])
+                # The preset's run.seed is PEER_SEED already (the run folder keeps its name).
+                extra = [] if args.seed == PEER_SEED else [f"run.seed={args.seed}"]
+                r = run_ours(ALG, args.steps, args.seeds, args.out_dir, extra)
+            r["root_seed"] = args.seed
             r["concurrent_at_start"] = concurrent
             r["finished_utc"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
             results[side] = r
@@ -208,6 +249,8 @@ def main(argv=None) -> int:
                 f"wall {r['wall_s']:.0f} s, final {_mean_std(finals(r, args.last))[0]:.2f}",
                 flush=True,
             )
+    others = [json.loads((d / "results.json").read_text()) for d in args.pool]
+    results = pool_results(results, others)
     text = table(results, args.last, args.points)
     text += f"\n{platform.platform()}, {os.cpu_count()} CPUs\n"
     print(text)

@@ -67,6 +67,7 @@ from ppo_vs_jaxmarl import (  # noqa: E402
     ALGS,
     _mean_std,
     machine_load,
+    pooled,
     run_ours,
     run_peer,
     seed_iqm,
@@ -197,32 +198,6 @@ def curve(r: dict) -> tuple[list[float], list[list[float]]]:
         parts = [curve(part) for part in r["parts"]]
         return parts[0][0], [ys for _, part_ys in parts for ys in part_ys]
     return ours_curve(Path(r["run_dir"])) if r["side"] == "ours" else peer_curve(r)
-
-
-def pooled(records: list[dict]) -> dict:
-    """One side's runs from several root seeds (``--seed``) as one record of all their seeds:
-    per-seed values concatenated, env steps/s and compile the mean, wall time the sum."""
-    steps = {r["env_steps_per_seed"] for r in records}
-    if len(steps) != 1:
-        raise ValueError(
-            f"--pool: runs of different lengths ({sorted(steps)} env steps per seed); pool only "
-            "runs of one --steps"
-        )
-    join = lambda key: [v for r in records for v in r.get(key) or []]  # noqa: E731
-    return {
-        "side": records[0]["side"],
-        "parts": records,
-        "env_steps_per_seed": steps.pop(),
-        "seeds": sum(r["seeds"] for r in records),
-        "root_seeds": [r.get("root_seed") for r in records],
-        "final_raw": join("final_raw"),
-        "greedy_raw": join("greedy_raw"),
-        "steps_per_s": sum(r["steps_per_s"] for r in records) / len(records),
-        "compile_s": sum(r["compile_s"] for r in records) / len(records),
-        "wall_s": sum(r["wall_s"] for r in records),
-        "load_before": records[0].get("load_before"),
-        "load_after": records[-1].get("load_after"),
-    }
 
 
 def pool_results(results: dict, others: list[dict]) -> dict:

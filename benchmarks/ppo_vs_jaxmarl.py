@@ -415,6 +415,38 @@ def side_label(key: str, r: dict) -> str:
     }[key]
 
 
+def pooled(records: list[dict]) -> dict:
+    """One side's runs from several root seeds (``--seed``) as one record of all their seeds:
+    per-seed values concatenated, env steps/s and compile the mean, wall time the sum."""
+    steps = {r["env_steps_per_seed"] for r in records}
+    if len(steps) != 1:
+        raise ValueError(
+            f"--pool: runs of different lengths ({sorted(steps)} env steps per seed); pool only "
+            "runs of one --steps"
+        )
+    roots = [r.get("root_seed") for r in records if r.get("root_seed") is not None]
+    if len(roots) != len(set(roots)):
+        raise ValueError(
+            f"--pool: two runs of the same root seed ({sorted(roots)}) would count their seeds "
+            "twice; pool runs of different --seed"
+        )
+    join = lambda key: [v for r in records for v in r.get(key) or []]  # noqa: E731
+    return {
+        "side": records[0]["side"],
+        "parts": records,
+        "env_steps_per_seed": steps.pop(),
+        "seeds": sum(r["seeds"] for r in records),
+        "root_seeds": [r.get("root_seed") for r in records],
+        "final_raw": join("final_raw"),
+        "greedy_raw": join("greedy_raw"),
+        "steps_per_s": sum(r["steps_per_s"] for r in records) / len(records),
+        "compile_s": sum(r["compile_s"] for r in records) / len(records),
+        "wall_s": sum(r["wall_s"] for r in records),
+        "load_before": records[0].get("load_before"),
+        "load_after": records[-1].get("load_after"),
+    }
+
+
 def training_curves(r: dict) -> tuple[list[float], list[list[float]]]:
     """``(env steps per seed [U], train return per agent raw [seeds, U])`` of one side."""
     if r["side"] == "jaxmarl":

@@ -38,3 +38,32 @@ def test_overcooked_iqm_cell_for_one_seed_and_several():
     assert driver._iqm([180.0]) == "—"
     pytest.importorskip("rliable")
     assert driver._iqm([100.0, 160.0, 200.0, 240.0]) == "180.0"
+
+
+def _peer_record(curve_per_seed, root):
+    return {
+        "side": "jaxmarl",
+        "seeds": len(curve_per_seed),
+        "env_steps_per_seed": 2 * 1024 * 128,
+        "logged_curve": curve_per_seed,
+        "final_raw": [c[-1] for c in curve_per_seed],
+        "root_seed": root,
+        "steps_per_s": 100.0,
+        "compile_s": 1.0,
+        "wall_s": 10.0,
+    }
+
+
+def test_hanabi_pools_runs_of_other_root_seeds():
+    driver = load_benchmark_script("hanabi_ippo_vs_jaxmarl")
+    first = {"jaxmarl": _peer_record([[0.0, 1.0], [0.0, 2.0]], root=50)}
+    second = {"jaxmarl": _peer_record([[0.5, 3.0]], root=51)}
+    pooled = driver.pool_results(first, [second])["jaxmarl"]
+    assert pooled["seeds"] == 3 and pooled["wall_s"] == 20.0
+    steps, scores = driver.curves(pooled)
+    assert steps == [131072, 262144]
+    assert scores == [[0.0, 1.0], [0.0, 2.0], [0.5, 3.0]]  # the parts' seeds, in order
+    assert driver.finals(pooled, last=1) == [1.0, 2.0, 3.0]
+    assert "| 3 | 1.00, 2.00, 3.00 |" in driver.table(driver.pool_results(first, [second]), 1, 2)
+    with pytest.raises(ValueError, match="same root seed"):
+        driver.pool_results(first, [first])
