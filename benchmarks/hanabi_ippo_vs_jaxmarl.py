@@ -59,7 +59,8 @@ from ppo_vs_jaxmarl import (  # noqa: E402
     _mean_std,
     machine_load,
     other_benchmarks,
-    pooled,
+    pool_sides,
+    pooled_curve,
     run_ours,
     run_peer,
     seed_iqm,
@@ -86,9 +87,10 @@ ALGS[ALG] = {  # run_ours / steps_floor / chunk_override read the algorithm's en
 def curves(r: dict) -> tuple[list[float], list[list[float]]]:
     """``(env steps per seed [U], score per update [seeds, U])`` of one side; a pooled record's
     seeds are its parts' seeds in order (one ``--steps``, so the same update grid)."""
-    if "parts" in r:
-        parts = [curves(part) for part in r["parts"]]
-        return parts[0][0], [ys for _, part_ys in parts for ys in part_ys]
+    return pooled_curve(r, _one_curve)
+
+
+def _one_curve(r: dict) -> tuple[list[float], list[list[float]]]:
     if r["side"] == "jaxmarl":  # the script logs before counting the update: step + 1
         ys = r["logged_curve"]
         return [PER_UPDATE * (u + 1) for u in range(len(ys[0]))], ys
@@ -162,9 +164,7 @@ def pool_results(results: dict, others: list[dict]) -> dict:
     """``results`` with each side that ``others`` (other ``--seed`` runs) also ran pooled."""
     out = dict(results)
     for other in others:
-        for side, r in other.items():
-            parts = out[side].get("parts", [out[side]]) if side in out else []
-            out[side] = pooled([*parts, r]) if parts else r
+        pool_sides(out, other)
     return out
 
 

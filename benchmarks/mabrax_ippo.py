@@ -48,7 +48,7 @@ import sys
 import time
 from pathlib import Path
 
-from jaxmarl.training.host.logging import replace_text
+from jaxmarl.files import replace_text
 
 REPO = Path(__file__).resolve().parents[1]
 NAME = "ippo_ant_4x2"

@@ -67,7 +67,8 @@ from ppo_vs_jaxmarl import (  # noqa: E402
     ALGS,
     _mean_std,
     machine_load,
-    pooled,
+    pool_sides,
+    pooled_curve,
     run_ours,
     run_peer,
     seed_iqm,
@@ -194,9 +195,10 @@ def _load(text: str | None) -> str:
 def curve(r: dict) -> tuple[list[float], list[list[float]]]:
     """``(env steps per seed, return per seed and update)`` of one side's record; a pooled
     record's seeds are its parts' seeds in order (same workload, so the same update grid)."""
-    if "parts" in r:
-        parts = [curve(part) for part in r["parts"]]
-        return parts[0][0], [ys for _, part_ys in parts for ys in part_ys]
+    return pooled_curve(r, _one_curve)
+
+
+def _one_curve(r: dict) -> tuple[list[float], list[list[float]]]:
     return ours_curve(Path(r["run_dir"])) if r["side"] == "ours" else peer_curve(r)
 
 
@@ -206,10 +208,7 @@ def pool_results(results: dict, others: list[dict]) -> dict:
     for other in others:
         for workload, layouts in other.items():
             for layout, sides in layouts.items():
-                mine = out.setdefault(workload, {}).setdefault(layout, {})
-                for side, r in sides.items():
-                    parts = mine[side].get("parts", [mine[side]]) if side in mine else []
-                    mine[side] = pooled([*parts, r]) if parts else r
+                pool_sides(out.setdefault(workload, {}).setdefault(layout, {}), sides)
     return out
 
 

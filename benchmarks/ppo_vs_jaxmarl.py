@@ -447,6 +447,23 @@ def pooled(records: list[dict]) -> dict:
     }
 
 
+def pool_sides(mine: dict, other: dict) -> None:
+    """Pools, in place, each side of ``other`` (``{side: record}`` of another ``--seed`` run)
+    into the same side of ``mine``."""
+    for side, r in other.items():
+        parts = mine[side].get("parts", [mine[side]]) if side in mine else []
+        mine[side] = pooled([*parts, r]) if parts else r
+
+
+def pooled_curve(r: dict, curve) -> tuple[list[float], list[list[float]]]:
+    """``curve(r)`` of a record, a pooled one included: its seeds are its parts' seeds in order
+    (one ``--steps``, so the same update grid)."""
+    if "parts" not in r:
+        return curve(r)
+    parts = [pooled_curve(part, curve) for part in r["parts"]]
+    return parts[0][0], [ys for _, part_ys in parts for ys in part_ys]
+
+
 def training_curves(r: dict) -> tuple[list[float], list[list[float]]]:
     """``(env steps per seed [U], train return per agent raw [seeds, U])`` of one side."""
     if r["side"] == "jaxmarl":

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jaxmarl.config_migration import CONFIG_FORMAT, RENAMED_KEYS, migrate
+from jaxmarl.files import replace_text
 
 T = TypeVar("T")
 
@@ -655,8 +656,6 @@ def save_config(cfg: Any, path: str | os.PathLike) -> Path:
         name=_class_name(type(cfg)), format=CONFIG_FORMAT, version=jaxmarl.__version__
     )
     text = header + OmegaConf.to_yaml(OmegaConf.create(config_to_dict(cfg)))
-    from jaxmarl.training.host.logging import replace_text
-
     replace_text(path, text)
     return path
 

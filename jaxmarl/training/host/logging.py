@@ -37,6 +37,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from jaxmarl.files import replace_bytes, replace_text  # noqa: F401  (public here too)
+
 Scalar = int | float | bool
 STEP_KEY = "step"
 
@@ -254,23 +256,6 @@ def _csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, str]]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
-
-
-def replace_text(path: Path, text: str) -> None:
-    """Replaces ``path``'s contents atomically (write a sibling, fsync, rename): a reader, or a
-    process killed mid-write, sees the old file or the new one, never a part. Also used by
-    benchmark drivers for files that must survive their own kill."""
-    replace_bytes(path, text.encode())
-
-
-def replace_bytes(path: Path, data: bytes) -> None:
-    """``replace_text`` for bytes (images, binary logs)."""
-    partial = path.with_name(f".{path.name}.partial")
-    with partial.open("wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    partial.replace(path)
 
 
 # --------------------------------------------------------------------------- optional

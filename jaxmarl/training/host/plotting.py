@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from jaxmarl.training.host.logging import replace_bytes
+from jaxmarl.files import replace_bytes
 
 Records = Sequence[Mapping[str, Any]]
 BANDS = ("minmax", "iqr")
