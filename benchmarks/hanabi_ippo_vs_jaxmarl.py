@@ -47,8 +47,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
-import platform
 import sys
 from pathlib import Path
 
@@ -58,6 +56,7 @@ from ppo_vs_jaxmarl import (  # noqa: E402
     ALGS,
     _mean_std,
     machine_load,
+    machines_line,
     other_benchmarks,
     pool_sides,
     pooled_curve,
@@ -252,7 +251,7 @@ def main(argv=None) -> int:
     others = [json.loads((d / "results.json").read_text()) for d in args.pool]
     results = pool_results(results, others)
     text = table(results, args.last, args.points)
-    text += f"\n{platform.platform()}, {os.cpu_count()} CPUs\n"
+    text += f"\n{machines_line(results)}\n"
     print(text)
     if args.md:
         args.md.write_text(text)

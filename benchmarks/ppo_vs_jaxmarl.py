@@ -220,6 +220,31 @@ def machine_load() -> str:
     return Path("/proc/loadavg").read_text().split(" ")[0:3].__str__()
 
 
+def machine() -> str:
+    """This machine in one line (platform, CPUs, GPUs where nvidia-smi answers), recorded with
+    each side's run so that a later ``--report-only`` elsewhere names where it ran."""
+    try:
+        gpus = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.split("\n")
+    except (OSError, subprocess.SubprocessError):
+        gpus = []
+    gpus = [g.strip() for g in gpus if g.strip()]
+    return f"{platform.platform()}, {os.cpu_count()} CPUs" + (
+        f", GPU: {', '.join(gpus)}" if gpus else ""
+    )
+
+
+def machines_line(records: dict) -> str:
+    """Where each side of ``records`` (side -> record) ran, as recorded at run time."""
+    return "; ".join(
+        f"{side}: {r.get('machine', 'machine not recorded')}" for side, r in records.items()
+    )
+
+
 def other_benchmarks() -> list[str]:
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     return [
@@ -292,6 +317,7 @@ def run_ours(alg: str, steps: int, seeds: int, out_dir: Path, extra: list[str]) 
         load_before=load_before,
         load_after=machine_load(),
         extra=extra,
+        machine=machine(),
     )
     return result
 
@@ -398,6 +424,7 @@ def run_peer(
         final_raw=[v / scale for v in result["final_logged"]],
         log_scale=scale,
         load_after=machine_load(),
+        machine=machine(),
     )
     return result
 
@@ -417,7 +444,8 @@ def side_label(key: str, r: dict) -> str:
 
 def pooled(records: list[dict]) -> dict:
     """One side's runs from several root seeds (``--seed``) as one record of all their seeds:
-    per-seed values concatenated, env steps/s and compile the mean, wall time the sum."""
+    per-seed values concatenated, env steps/s and compile the mean, wall time the sum. Runs of
+    one length and one machine only, each root seed once."""
     steps = {r["env_steps_per_seed"] for r in records}
     if len(steps) != 1:
         raise ValueError(
@@ -429,6 +457,12 @@ def pooled(records: list[dict]) -> dict:
         raise ValueError(
             f"--pool: two runs of the same root seed ({sorted(roots)}) would count their seeds "
             "twice; pool runs of different --seed"
+        )
+    machines = {r["machine"] for r in records if r.get("machine")}
+    if len(machines) > 1:
+        raise ValueError(
+            f"--pool: runs on different machines ({sorted(machines)}) mix their throughput; "
+            "pool runs of one machine"
         )
     join = lambda key: [v for r in records for v in r.get(key) or []]  # noqa: E731
     return {
@@ -444,6 +478,7 @@ def pooled(records: list[dict]) -> dict:
         "wall_s": sum(r["wall_s"] for r in records),
         "load_before": records[0].get("load_before"),
         "load_after": records[-1].get("load_after"),
+        **({"machine": machines.pop()} if machines else {}),
     }
 
 
@@ -603,7 +638,7 @@ def main(argv=None) -> int:
                     flush=True,
                 )
     text = table(results)
-    text += f"\n{platform.platform()}, {os.cpu_count()} CPUs\n"
+    text += "".join(f"\n{alg}: {machines_line(sides)}\n" for alg, sides in results.items())
     print(text)
     if args.md:
         args.md.write_text(text)

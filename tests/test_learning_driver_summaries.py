@@ -67,3 +67,22 @@ def test_hanabi_pools_runs_of_other_root_seeds():
     assert "| 3 | 1.00, 2.00, 3.00 |" in driver.table(driver.pool_results(first, [second]), 1, 2)
     with pytest.raises(ValueError, match="same root seed"):
         driver.pool_results(first, [first])
+
+
+def test_pooling_keeps_the_machine_and_refuses_two_machines():
+    driver = load_benchmark_script("hanabi_ippo_vs_jaxmarl")
+    first = {"jaxmarl": {**_peer_record([[0.0, 1.0]], root=50), "machine": "box A"}}
+    second = {"jaxmarl": {**_peer_record([[0.5, 3.0]], root=51), "machine": "box A"}}
+    pooled = driver.pool_results(first, [second])
+    assert pooled["jaxmarl"]["machine"] == "box A"
+    assert driver.machines_line(pooled) == "jaxmarl: box A"
+    elsewhere = {"jaxmarl": {**second["jaxmarl"], "machine": "box B"}}
+    with pytest.raises(ValueError, match="different machines"):
+        driver.pool_results(first, [elsewhere])
+
+
+def test_machines_line_names_records_without_a_machine():
+    ppo = load_benchmark_script("ppo_vs_jaxmarl")
+    line = ppo.machines_line({"ours": {"machine": "gpu box"}, "jaxmarl": {}})
+    assert line == "ours: gpu box; jaxmarl: machine not recorded"
+    assert ppo.machine().count(" CPUs") == 1
