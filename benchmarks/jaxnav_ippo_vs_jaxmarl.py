@@ -64,6 +64,7 @@ from pathlib import Path
 from ppo_vs_jaxmarl import (
     PEER_PRELUDE,
     REPO,
+    machine,
     machine_load,
     other_benchmarks,
     read_summary,
@@ -399,6 +400,7 @@ def main(argv=None) -> int:
             r.update(
                 concurrent_at_start=concurrent,
                 load_after=machine_load(),
+                machine=machine(),
                 concurrent_at_end=other_benchmarks(),
                 finished_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             )

@@ -8,9 +8,11 @@
 #   bash benchmarks/device/env_throughput.sh [BUDGET FAMILY ...]
 #
 # FAMILY names (default all, in this order): overcooked overcooked_v2 hanabi coin_game
-# switch_riddle storm_2p storm jaxnav. JaxMARL's `storm` draws its start cells from a 700 KB
-# table per env (its section in the results file), so `storm` runs ours only. MABrax is not
-# here: its brax / mujoco-mjx wheels are not among those setup.sh carries.
+# switch_riddle storm_2p storm jaxnav; not in the default: storm_8p (`storm` with 8 players,
+# ours only), mabrax (ant_4x2, each library's default pipeline: ours MJX, JaxMARL's
+# positional) and mabrax_mjx (both on MJX), the last two only where setup.sh had .whl/mujoco.
+# JaxMARL's `storm` draws its start cells from a 700 KB table per env (its section in the
+# results file), so `storm` (2 players, the id's default) runs ours only.
 set -uo pipefail
 budget=${1:-420}
 shift || true
@@ -28,6 +30,9 @@ for family in "${families[@]}"; do
         overcooked) envs=(overcooked/cramped_room overcooked/counter_circuit) ;;
         overcooked_v2) kwargs=(--env-kwargs '{"layout": "cramped_room_v2"}') ;;
         storm) peer=() ;;
+        mabrax) envs=(ant_4x2) ;;
+        mabrax_mjx) envs=(ant_4x2) kwargs=(--env-kwargs '{"backend": "mjx"}') ;;
+        storm_8p) envs=(storm) peer=() kwargs=(--env-kwargs '{"num_agents": 8}') ;;
     esac
     timeout $((budget + 120 - (SECONDS - start))) /tmp/venv_ours/bin/python \
         "$repo/benchmarks/env_throughput.py" --envs "${envs[@]}" "${kwargs[@]}" \

@@ -10,7 +10,9 @@
 set -uo pipefail
 seeds=${1:-3} deadline=${2:-8}
 source "$(dirname "$0")/common.sh"
-export MUJOCO_GL=egl
+# No MUJOCO_GL: the GPU machine has no EGL loader (mujoco then fails at import), and
+# training draws nothing (run.gif=false).
+unset MUJOCO_GL
 run=/tmp/mabrax_ippo
 py=/tmp/venv_ours/bin/python
 (cd /tmp && $py "$repo/benchmarks/mabrax_ippo.py" --out-dir "$run" --seeds "$seeds" \

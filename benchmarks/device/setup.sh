@@ -19,9 +19,10 @@ for side in "${sides[@]}"; do
     site=$("$venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')
     # Appended after the venv's own site-packages, so the carried wheels take precedence.
     echo "$base_site" >"$site/_machine_site.pth"
-    # MABrax's physics (brax, MJX) only where .whl/mujoco was carried: ~38 MB of wheels.
+    # MABrax's physics (brax, MJX) only where .whl/mujoco was carried (~38 MB of wheels), on
+    # both sides: JaxMARL 0.2.0's MABrax imports the same brax.
     extra=()
-    [ "$side" = ours ] && [ -d .whl/mujoco ] && extra=(.whl/mujoco/*.whl)
+    [ -d .whl/mujoco ] && extra=(.whl/mujoco/*.whl)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
         --target "$site" .whl/common/*.whl ".whl/$side"/*.whl "${extra[@]}"
     "$venv/bin/python" -I -c "import jax, jaxmarl, flax, optax; print('$side', 'jaxmarl', \
