@@ -3,11 +3,12 @@
 # ours then JaxMARL's own script (one side at a time), through the family's driver. Needs
 # benchmarks/device/setup.sh to have run and JaxMARL's scripts in /tmp/peer_scripts/IPPO/
 # (carry .peer_scripts, filled by device/prepare.sh, and `cp -r .peer_scripts /tmp/peer_scripts`
-# first). Each side is stopped at SECONDS; the run
-# folders go to $OUT/<what>/, and the driver's --report-only turns them into its results file on
-# the workstation.
+# first). Our side is stopped at SECONDS, JaxMARL's at PEER_SECONDS (default SECONDS; its
+# scripts run their seeds one after another, ours vmaps them); a side stopped at its limit
+# leaves no record. The run folders go to $OUT/<what>/, and the driver's --report-only turns
+# them into its results file on the workstation.
 #
-#   bash benchmarks/device/family_learning.sh WHAT [STEPS SECONDS]
+#   bash benchmarks/device/family_learning.sh WHAT [STEPS SECONDS PEER_SECONDS]
 #
 # WHAT: overcooked-<layout> (v1, ippo_ff_overcooked, published 5e6 steps), overcooked_v2
 # (cramped_room_v2, ippo_rnn_overcooked_v2), hanabi (ippo_ff_hanabi; its published 1e10 steps
@@ -16,6 +17,7 @@
 set -uo pipefail
 what=${1:?overcooked-<layout> | overcooked_v2 | hanabi | jaxnav}
 steps=${2:-} seconds=${3:-270}
+peer_seconds=${4:-$seconds}
 source "$(dirname "$0")/common.sh"
 py=/tmp/venv_ours/bin/python
 peer=(--peer-python /tmp/venv_peer/bin/python --peer-scripts /tmp/peer_scripts)
@@ -42,6 +44,8 @@ for side in ours jaxmarl; do
             args=("${step_args[@]}" --sides "$side") ;;
         *) echo "unknown: $what" && exit 2 ;;
     esac
-    timeout "$seconds" "$py" "$repo/benchmarks/$driver" "${args[@]}" "${peer[@]}" \
+    limit=$seconds
+    [ "$side" = jaxmarl ] && limit=$peer_seconds
+    timeout "$limit" "$py" "$repo/benchmarks/$driver" "${args[@]}" "${peer[@]}" \
         --out-dir "$dir" 2>&1 | tail -n 6
 done
