@@ -445,7 +445,7 @@ def side_label(key: str, r: dict) -> str:
 def pooled(records: list[dict]) -> dict:
     """One side's runs from several root seeds (``--seed``) as one record of all their seeds:
     per-seed values concatenated, env steps/s and compile the mean, wall time the sum. Runs of
-    one length and one machine only, each root seed once."""
+    one length and one machine only, each root seed and each run once."""
     steps = {r["env_steps_per_seed"] for r in records}
     if len(steps) != 1:
         raise ValueError(
@@ -458,6 +458,10 @@ def pooled(records: list[dict]) -> dict:
             f"--pool: two runs of the same root seed ({sorted(roots)}) would count their seeds "
             "twice; pool runs of different --seed"
         )
+    # A run without a recorded root (made before --seed existed) is known by its numbers.
+    runs = [(r.get("finished_utc"), tuple(r.get("final_raw") or [])) for r in records]
+    if len(runs) != len(set(runs)):
+        raise ValueError("--pool: the same run twice would count its seeds twice; pool each once")
     machines = {r["machine"] for r in records if r.get("machine")}
     if len(machines) > 1:
         raise ValueError(

@@ -86,3 +86,12 @@ def test_machines_line_names_records_without_a_machine():
     line = ppo.machines_line({"ours": {"machine": "gpu box"}, "jaxmarl": {}})
     assert line == "ours: gpu box; jaxmarl: machine not recorded"
     assert ppo.machine().count(" CPUs") == 1
+
+
+def test_pooling_refuses_one_run_without_a_root_seed_twice():
+    driver = load_benchmark_script("hanabi_ippo_vs_jaxmarl")
+    old = {"jaxmarl": {**_peer_record([[0.0, 1.0]], root=None), "finished_utc": "t0"}}
+    other = {"jaxmarl": {**_peer_record([[0.0, 2.0]], root=None), "finished_utc": "t1"}}
+    assert driver.pool_results(old, [other])["jaxmarl"]["seeds"] == 2
+    with pytest.raises(ValueError, match="the same run twice"):
+        driver.pool_results(old, [old])
