@@ -10,6 +10,9 @@
 #
 #   bash benchmarks/device/family_learning.sh WHAT [STEPS SECONDS PEER_SECONDS]
 #
+# ROOT_SEED=S in the environment passes --seed S to the Overcooked and Hanabi drivers (more
+# seeds to pool with a finished run: the driver's --report-only --pool), into $OUT/<what>-seed<S>/.
+#
 # WHAT: overcooked-<layout> (v1, ippo_ff_overcooked, published 5e6 steps), overcooked_v2
 # (cramped_room_v2, ippo_rnn_overcooked_v2), hanabi (ippo_ff_hanabi; its published 1e10 steps
 # do not fit a call: give STEPS), jaxnav (JaxMARL's generic ippo_rnn.py on its JaxNav; give
@@ -22,6 +25,13 @@ source "$(dirname "$0")/common.sh"
 py=/tmp/venv_ours/bin/python
 peer=(--peer-python /tmp/venv_peer/bin/python --peer-scripts /tmp/peer_scripts)
 dir="$out/$what"
+seed_args=()
+if [ -n "${ROOT_SEED:-}" ]; then
+    case $what in
+        overcooked* | hanabi) seed_args=(--seed "$ROOT_SEED") dir="$out/$what-seed$ROOT_SEED" ;;
+        *) echo "ROOT_SEED: $what's driver has no --seed" && exit 2 ;;
+    esac
+fi
 case $what in
     overcooked-*) steps=${steps:-5000000} ;;
     hanabi | jaxnav) [ -n "$steps" ] || { echo "$what needs STEPS" && exit 2; } ;;
@@ -46,6 +56,6 @@ for side in ours jaxmarl; do
     esac
     limit=$seconds
     [ "$side" = jaxmarl ] && limit=$peer_seconds
-    timeout "$limit" "$py" "$repo/benchmarks/$driver" "${args[@]}" "${peer[@]}" \
+    timeout "$limit" "$py" "$repo/benchmarks/$driver" "${args[@]}" "${seed_args[@]}" "${peer[@]}" \
         --out-dir "$dir" 2>&1 | tail -n 6
 done
