@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ppo_vs_jaxmarl import (  # noqa: E402
     ALGS,
     _mean_std,
+    load_results,
     machine_load,
     machines_line,
     other_benchmarks,
@@ -212,7 +213,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
-    results = json.loads(store.read_text()) if store.exists() else {}
+    results = load_results(args.out_dir)
     if not args.report_only:
         for side in args.sides.split(","):
             now = dt.datetime.now(dt.timezone.utc)
@@ -248,7 +249,7 @@ def main(argv=None) -> int:
                 f"wall {r['wall_s']:.0f} s, final {_mean_std(finals(r, args.last))[0]:.2f}",
                 flush=True,
             )
-    others = [json.loads((d / "results.json").read_text()) for d in args.pool]
+    others = [load_results(d) for d in args.pool]
     results = pool_results(results, others)
     text = table(results, args.last, args.points)
     text += f"\n{machines_line(results)}\n"

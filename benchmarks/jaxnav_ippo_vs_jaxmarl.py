@@ -64,6 +64,7 @@ from pathlib import Path
 from ppo_vs_jaxmarl import (
     PEER_PRELUDE,
     REPO,
+    load_results,
     machine,
     machine_load,
     other_benchmarks,
@@ -379,7 +380,7 @@ def main(argv=None) -> int:
     per_update = args.num_envs * args.num_steps
     steps = args.steps // per_update * per_update
     store = args.out_dir / f"results_{steps}.json"
-    results = json.loads(store.read_text()) if store.exists() else {}
+    results = load_results(args.out_dir, store.name)
     if not args.report_only:
         for side in args.sides.split(","):
             concurrent = wait_for_quiet(max_wait_s=0)

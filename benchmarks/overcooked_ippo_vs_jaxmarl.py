@@ -66,6 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ppo_vs_jaxmarl import (  # noqa: E402
     ALGS,
     _mean_std,
+    load_results,
     machine_load,
     pool_sides,
     pooled_curve,
@@ -391,14 +392,14 @@ def main(argv=None) -> int:
         args.steps = WORKLOADS[args.workload]["default_steps"]
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
-    results = json.loads(store.read_text()) if store.exists() else {}
+    results = load_results(args.out_dir)
     if not args.report_only:
         for layout in args.layouts.split(","):
             run_layout(args, args.workload, layout, results, store)
     missing = [str(d) for d in args.pool if not (d / "results.json").exists()]
     if missing:
         parser.error(f"--pool: no results.json in {', '.join(missing)} (pass --out-dir folders)")
-    others = [json.loads((d / "results.json").read_text()) for d in args.pool]
+    others = [load_results(d) for d in args.pool]
     try:
         report = pool_results(results, others)
     except ValueError as error:

@@ -220,6 +220,26 @@ def machine_load() -> str:
     return Path("/proc/loadavg").read_text().split(" ")[0:3].__str__()
 
 
+def load_results(out_dir: Path, name: str = "results.json") -> dict:
+    """``out_dir/name`` (``{}`` if there is none), with every recorded ``run_dir`` that
+    no longer exists moved to the folder of that name in ``out_dir``: a run made elsewhere (a
+    GPU machine's /tmp) and unpacked here reports from where it now is."""
+
+    def rebase(node):
+        if isinstance(node, dict):
+            recorded = node.get("run_dir")
+            if isinstance(recorded, str) and not Path(recorded).exists():
+                here = out_dir / Path(recorded).name
+                if here.exists():
+                    node["run_dir"] = str(here)
+            for value in node.values():
+                rebase(value)
+        return node
+
+    store = out_dir / name
+    return rebase(json.loads(store.read_text())) if store.exists() else {}
+
+
 def machine() -> str:
     """This machine in one line (platform, CPUs, GPUs where nvidia-smi answers), recorded with
     each side's run so that a later ``--report-only`` elsewhere names where it ran."""
@@ -608,7 +628,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
-    results = json.loads(store.read_text()) if store.exists() else {}
+    results = load_results(args.out_dir)
     if not args.report_only:
         for alg in args.algs.split(","):
             steps = args.ippo_steps if alg == "ippo" else args.mappo_steps

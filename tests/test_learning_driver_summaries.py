@@ -6,6 +6,8 @@ needs at least two runs); a one-seed run used to train both sides and then fail 
 the table.
 """
 
+import json
+
 import pytest
 
 from tests.benchmark_scripts import load_benchmark_script
@@ -94,3 +96,17 @@ def test_pooling_refuses_one_run_without_a_root_seed_twice():
     assert driver.pool_results(old, [other])["jaxmarl"]["seeds"] == 2
     with pytest.raises(ValueError, match="the same run twice"):
         driver.pool_results(old, [old])
+
+
+def test_results_made_elsewhere_report_from_where_they_were_unpacked(tmp_path):
+    ppo = load_benchmark_script("ppo_vs_jaxmarl")
+    (tmp_path / "ours_run").mkdir()
+    records = {
+        "ours": {"run_dir": "/gone/machine/ours_run"},
+        "pooled": {"parts": [{"run_dir": "/gone/other_run"}]},
+    }
+    (tmp_path / "results.json").write_text(json.dumps(records))
+    loaded = ppo.load_results(tmp_path)
+    assert loaded["ours"]["run_dir"] == str(tmp_path / "ours_run")
+    assert loaded["pooled"]["parts"][0]["run_dir"] == "/gone/other_run"  # nothing here to use
+    assert ppo.load_results(tmp_path / "empty") == {}

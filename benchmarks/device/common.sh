@@ -7,6 +7,14 @@ gpu=${gpu:-$(hostname)}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 
+# pack NAME DIR: DIR (a folder under /tmp the script wrote) as one archive, $out/NAME.tgz,
+# checkpoints left out. A device call returns at most 8 files and none more than 2 folders
+# below $OUT, which a learning run's folder or several throughput tables exceed. Call it after
+# each step, so that a call stopped later still returns what finished.
+pack() {
+    tar czf "$out/$1.tgz" --exclude=checkpoints -C "$(dirname "$2")" "$(basename "$2")"
+}
+
 # run_ours SECONDS NAME [smax_vs_jaxmarl.py arguments ...]: our side, stopped at SECONDS, into
 # $out/NAME.json, its greedy evaluations into $out/NAME-eval.jsonl (kept even if it was stopped).
 run_ours() {

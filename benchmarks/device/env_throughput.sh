@@ -2,8 +2,9 @@
 # GPU queue item 3: env steps/s at 4k, 16k and 65k envs for the families the H100 table in
 # benchmarks/results/env_throughput.md does not have yet, ours next to JaxMARL 0.2.0 (one side at
 # a time, alternating per cell: env_throughput.py). Needs benchmarks/device/setup.sh to have run.
-# Writes $OUT/throughput-<name>.md (+ .json) per family; stops starting new families once
-# BUDGET seconds have passed, so a call returns with what finished.
+# Writes throughput-<name>.md (+ .json) per family, returned as one archive,
+# $OUT/throughput.tgz; stops starting new families once BUDGET seconds have passed, so a call
+# returns with what finished.
 #
 #   bash benchmarks/device/env_throughput.sh [BUDGET FAMILY ...]
 #
@@ -20,6 +21,8 @@ families=("$@")
 [ ${#families[@]} -eq 0 ] && families=(overcooked overcooked_v2 hanabi coin_game switch_riddle storm_2p storm jaxnav)
 source "$(dirname "$0")/common.sh"
 start=$SECONDS
+tables=/tmp/throughput
+mkdir -p "$tables"
 for family in "${families[@]}"; do
     if [ $((SECONDS - start)) -ge "$budget" ]; then
         echo "budget of $budget s spent: not started: $family" && continue
@@ -37,6 +40,7 @@ for family in "${families[@]}"; do
     timeout $((budget + 120 - (SECONDS - start))) /tmp/venv_ours/bin/python \
         "$repo/benchmarks/env_throughput.py" --envs "${envs[@]}" "${kwargs[@]}" \
         --batches 4096 16384 65536 --steps 50 --repeats 2 --timeout 150 \
-        --ours /tmp/venv_ours/bin/python "${peer[@]}" --out "$out/throughput-$family.md" \
+        --ours /tmp/venv_ours/bin/python "${peer[@]}" --out "$tables/throughput-$family.md" \
         2>&1 | grep -v "^running" | tail -n 12
+    pack throughput "$tables"
 done

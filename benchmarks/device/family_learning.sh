@@ -5,13 +5,13 @@
 # (carry .peer_scripts, filled by device/prepare.sh, and `cp -r .peer_scripts /tmp/peer_scripts`
 # first). Our side is stopped at SECONDS, JaxMARL's at PEER_SECONDS (default SECONDS; its
 # scripts run their seeds one after another, ours vmaps them); a side stopped at its limit
-# leaves no record. The run folders go to $OUT/<what>/, and the driver's --report-only turns
-# them into its results file on the workstation.
+# leaves no record. The run folders come back as $OUT/<what>.tgz (unpack it, then the driver's
+# --report-only --out-dir <what> turns them into its results file on the workstation).
 #
 #   bash benchmarks/device/family_learning.sh WHAT [STEPS SECONDS PEER_SECONDS]
 #
 # ROOT_SEED=S in the environment passes --seed S to the Overcooked and Hanabi drivers (more
-# seeds to pool with a finished run: the driver's --report-only --pool), into $OUT/<what>-seed<S>/.
+# seeds to pool with a finished run: the driver's --report-only --pool), as <what>-seed<S>.
 #
 # WHAT: overcooked-<layout> (v1, ippo_ff_overcooked, published 5e6 steps), overcooked_v2
 # (cramped_room_v2, ippo_rnn_overcooked_v2), hanabi (ippo_ff_hanabi; its published 1e10 steps
@@ -24,11 +24,11 @@ peer_seconds=${4:-$seconds}
 source "$(dirname "$0")/common.sh"
 py=/tmp/venv_ours/bin/python
 peer=(--peer-python /tmp/venv_peer/bin/python --peer-scripts /tmp/peer_scripts)
-dir="$out/$what"
+name=$what
 seed_args=()
 if [ -n "${ROOT_SEED:-}" ]; then
     case $what in
-        overcooked* | hanabi) seed_args=(--seed "$ROOT_SEED") dir="$out/$what-seed$ROOT_SEED" ;;
+        overcooked* | hanabi) seed_args=(--seed "$ROOT_SEED") name=$what-seed$ROOT_SEED ;;
         *) echo "ROOT_SEED: $what's driver has no --seed" && exit 2 ;;
     esac
 fi
@@ -36,6 +36,7 @@ case $what in
     overcooked-*) steps=${steps:-5000000} ;;
     hanabi | jaxnav) [ -n "$steps" ] || { echo "$what needs STEPS" && exit 2; } ;;
 esac
+dir=/tmp/family_learning/$name
 step_args=()
 [ -n "$steps" ] && step_args=(--steps "$steps")
 for side in ours jaxmarl; do
@@ -58,4 +59,5 @@ for side in ours jaxmarl; do
     [ "$side" = jaxmarl ] && limit=$peer_seconds
     timeout "$limit" "$py" "$repo/benchmarks/$driver" "${args[@]}" "${seed_args[@]}" "${peer[@]}" \
         --out-dir "$dir" 2>&1 | tail -n 6
+    pack "$name" "$dir"
 done
