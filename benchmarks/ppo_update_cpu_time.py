@@ -10,7 +10,9 @@ command builds from the same preset (the update is the one the train command's c
 For the IPPO workloads JaxMARL's orthogonal init (seconds of LAPACK QR on a small CPU, once per
 run) is replaced by a Gaussian init of the same scale, so that the time is the updates'; its
 update program is unchanged. ``--profile DIR`` traces one more call with ``jax.profiler``
-(per-thunk times in ``DIR/plugins/profile/*/perfetto_trace.json.gz``). The host's speed can
+(per-thunk times in ``DIR/plugins/profile/*/perfetto_trace.json.gz``); ``--xla-conv`` gives
+ours' CNN encoders XLA's convolution instead of ``patch_conv`` (``JAXMARL_XLA_CONV=1``, see
+``jaxmarl.networks.conv``), as they had before it. The host's speed can
 drift: run the sides round-robin and compare within a round. Workloads:
 
 * ``mappo_rnn_mpe``: MAPPO-RNN on MPE simple_spread (128 envs x 128 steps, 128 dense + GRU
@@ -18,8 +20,22 @@ drift: run the sides round-robin and compare within a round. Workloads:
 * ``ippo_overcooked``: IPPO-FF on Overcooked (``preset=overcooked``, JaxMARL's
   ``IPPO/ippo_ff_overcooked.py`` with ``ippo_ff_overcooked.yaml``: 16 envs x 128 steps, tanh
   64-64, 4 epochs x 4 minibatches), ``--layout`` (default forced_coord).
+* ``ippo_cnn_overcooked``: IPPO with the CNN on Overcooked (``preset=overcooked_cnn``,
+  JaxMARL's ``IPPO/ippo_cnn_overcooked.py`` with ``ippo_cnn_overcooked.yaml``: 64 envs x 256
+  steps, relu, convolutions 32@5x5, 32@3x3, 32@3x3 -> dense 64, 4 epochs x 16 minibatches),
+  ``--layout`` (default counter_circuit, the YAML's); ``--num-envs`` shrinks the batch on both
+  sides alike. The script calls ``env.action_space()`` with no agent, which JaxMARL 0.2.0's
+  Overcooked rejects: the runner defaults that argument to ``agent_0``.
+* ``ippo_rnn_overcooked_v2``: IPPO with a CNN and a GRU on OvercookedV2
+  (``preset=overcooked_v2_rnn``, JaxMARL's ``IPPO/ippo_rnn_overcooked_v2.py`` with its YAML:
+  grounded_coord_simple with a 5 x 5 view, 256 envs x 256 steps, convolutions 128@1x1,
+  128@1x1, 8@1x1, 16@3x3, 32@3x3, 32@3x3 -> dense 128 -> GRU 128, 4 epochs x 64 minibatches);
+  ``--num-envs`` as above.
 * ``ippo_mpe``: IPPO-FF on MPE simple_spread (``configs/ippo/MPE_simple_spread_v3.yaml``, the
   same sizes as the Overcooked preset; ours only).
+* ``ippo_rnn_storm_2p``: IPPO with a CNN and a GRU on STORM, 2 players
+  (``configs/ippo/storm_2p.yaml``: 48 envs x 152 steps, one parameter set per player; ours
+  only, JaxMARL publishes no STORM script).
 * ``ippo_hanabi``: IPPO-FF on 2-player Hanabi (``configs/ippo/hanabi.yaml``, JaxMARL's
   ``IPPO/ippo_ff_hanabi.py`` with ``ippo_ff_hanabi.yaml``: 1024 envs x 128 steps, relu 512-512,
   4 epochs x 4 minibatches); ``--num-envs`` shrinks the batch on both sides alike.
@@ -56,6 +72,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 import time
 import types
@@ -79,7 +96,24 @@ WORKLOADS = {
         "IPPO/ippo_ff_overcooked.py",
         "IPPO/config/ippo_ff_overcooked.yaml",
     ),
+    "ippo_cnn_overcooked": (
+        "ippo",
+        "overcooked_cnn",
+        [],
+        (64, 256),
+        "IPPO/ippo_cnn_overcooked.py",
+        "IPPO/config/ippo_cnn_overcooked.yaml",
+    ),
+    "ippo_rnn_overcooked_v2": (
+        "ippo",
+        "overcooked_v2_rnn",
+        [],
+        (256, 256),
+        "IPPO/ippo_rnn_overcooked_v2.py",
+        "IPPO/config/ippo_rnn_overcooked_v2.yaml",
+    ),
     "ippo_mpe": ("ippo", "MPE_simple_spread_v3", [], (16, 128), None, None),
+    "ippo_rnn_storm_2p": ("ippo", "storm_2p", [], (48, 152), None, None),
     "ippo_hanabi": (
         "ippo",
         "hanabi",
@@ -130,6 +164,9 @@ WORKLOADS = {
 }
 
 
+OVERCOOKED = {"ippo_overcooked": "forced_coord", "ippo_cnn_overcooked": "counter_circuit"}
+
+
 def ours_train(workload, updates, layout, overrides, num_envs=None):
     from jaxmarl.algorithms import algorithm
     from jaxmarl.config import load_config, preset_path
@@ -142,7 +179,7 @@ def ours_train(workload, updates, layout, overrides, num_envs=None):
     alg, preset, fixed, (envs, steps), _, _ = WORKLOADS[workload]
     per_update = (num_envs or envs) * steps
     algo = algorithm(alg)
-    extra = [f"env.env_kwargs.layout={layout}"] if workload == "ippo_overcooked" else []
+    extra = [f"env.env_kwargs.layout={layout}"] if workload in OVERCOOKED else []
     if num_envs:
         extra.append(f"env.num_envs={num_envs}")
     config = load_config(
@@ -205,7 +242,14 @@ def jaxmarl_train(workload, updates, layout, peer_scripts, num_envs=None):
         config["NUM_ENVS"] = num_envs
     config["TOTAL_TIMESTEPS"] = updates * per_update
     config.setdefault("WANDB_MODE", "disabled")  # ippo_rnn.py reads it inside train
-    if workload == "ippo_overcooked":
+    if workload == "ippo_cnn_overcooked":
+        # The script calls ``env.action_space()`` without an agent, which JaxMARL 0.2.0's
+        # Overcooked rejects (every agent has the same space); default the argument to one.
+        from jaxmarl.environments.overcooked import Overcooked
+
+        action_space = Overcooked.action_space
+        Overcooked.action_space = lambda self, agent="agent_0": action_space(self, agent)
+    if workload in OVERCOOKED:
         from jaxmarl.environments.overcooked import overcooked_layouts
 
         config["ENV_KWARGS"] = {**config["ENV_KWARGS"], "layout": overcooked_layouts[layout]}
@@ -216,7 +260,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", choices=("ours", "jaxmarl"), required=True)
     parser.add_argument("--workload", choices=tuple(WORKLOADS), default="mappo_rnn_mpe")
-    parser.add_argument("--layout", default="forced_coord", help="ippo_overcooked only")
+    parser.add_argument("--layout", default=None, help=f"Overcooked only (default: {OVERCOOKED})")
     parser.add_argument(
         "--num-envs",
         type=int,
@@ -231,19 +275,25 @@ def main() -> None:
     parser.add_argument(
         "--profile", default="", help="then trace one more run into this folder (perfetto JSON)"
     )
+    parser.add_argument(
+        "--xla-conv",
+        action="store_true",
+        help="ours' CNN encoders use XLA's convolution on the CPU too (as before patch_conv)",
+    )
     parser.add_argument("overrides", nargs="*", help="key=value overrides (ours only)")
     args = parser.parse_args()
+    if args.xla_conv:
+        os.environ["JAXMARL_XLA_CONV"] = "1"
     if args.extra_path:
         sys.path.insert(0, args.extra_path)
     import jax
 
+    layout = args.layout or OVERCOOKED.get(args.workload)
     updates = args.updates or (3 if args.workload == "mappo_rnn_mpe" else 10)
     if args.side == "ours":
-        train, key = ours_train(args.workload, updates, args.layout, args.overrides, args.num_envs)
+        train, key = ours_train(args.workload, updates, layout, args.overrides, args.num_envs)
     else:
-        train, key = jaxmarl_train(
-            args.workload, updates, args.layout, args.peer_scripts, args.num_envs
-        )
+        train, key = jaxmarl_train(args.workload, updates, layout, args.peer_scripts, args.num_envs)
     if args.no_vmap:
         keys = key
     else:  # one seed, vmapped as the drivers do

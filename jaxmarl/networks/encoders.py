@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 from flax import linen as nn
 
+from jaxmarl.networks.conv import grid_conv
 from jaxmarl.networks.init import BIAS, HIDDEN, activation, orthogonal
 
 
@@ -110,11 +111,20 @@ def _convolve(x, features, kernel_sizes, act, norm) -> jax.Array:
     """``[n, H, W, C]`` through the convolutions (``SAME``, stride 1), flattened to ``[n, F]``.
 
     Called inside a compact ``__call__``: the layers belong to that module (``Conv_0``, ...).
+    The convolution itself is ``jaxmarl.networks.conv.grid_conv``'s (a dot on a CPU).
     """
     if len(features) != len(kernel_sizes):
         raise ValueError("CNNEncoder needs one kernel size per convolution")
+    conv = grid_conv()
     for channels, size in zip(features, kernel_sizes):
-        x = nn.Conv(channels, (size, size), kernel_init=HIDDEN, bias_init=BIAS)(x)
+        conv_layer = nn.Conv(
+            channels,
+            (size, size),
+            kernel_init=HIDDEN,
+            bias_init=BIAS,
+            conv_general_dilated=conv,
+        )
+        x = conv_layer(x)
         x = act(norm()(x))
     return x.reshape((x.shape[0], -1))
 
