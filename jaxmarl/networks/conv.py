@@ -3,10 +3,10 @@
 XLA:CPU runs a convolution through its library kernel only in the canonical layout. Inside a
 loop, such as a learner's minibatch ``scan``, it keeps a convolution's two gradients (the
 input's and the kernel's) in transposed layouts and emits a generic loop nest for them, which
-is slower than the forward pass by more than an order of magnitude (``benchmarks/FINDINGS.md``,
-"CNN gradients on a CPU"). ``patch_conv`` computes the same convolution as a dot: each output
-cell's window, gathered into one vector, times the kernel reshaped to a matrix. Its gradients
-are dots, pads and slices, which XLA:CPU runs well anywhere. Other backends keep XLA's
+is far slower (``benchmarks/FINDINGS.md``, "CNN gradients on a CPU"). ``patch_conv`` computes
+the same convolution as a dot: each output cell's window, gathered into one vector, times the
+kernel reshaped to a matrix. Its gradients are dots, pads and slices, which XLA:CPU runs well
+anywhere. Other backends keep XLA's
 convolution (``lax.conv_general_dilated``), which their libraries run in any layout.
 ``JAXMARL_XLA_CONV=1`` keeps XLA's convolution on a CPU as well (``grid_conv``).
 """
@@ -67,7 +67,9 @@ def patch_conv(
         "lhs_dilation": lhs_dilation is not None and tuple(lhs_dilation) != unit,
         "rhs_dilation": rhs_dilation is not None and tuple(rhs_dilation) != unit,
         "feature_group_count": feature_group_count != 1,
-        "dimension_numbers": dimension_numbers != channels_last(lhs.ndim),
+        "dimension_numbers": dimension_numbers is None  # lax's default is channels first
+        or lax.conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
+        != channels_last(lhs.ndim),
     }
     if any(unsupported.values()):
         raise NotImplementedError(

@@ -39,6 +39,9 @@ def test_patch_conv_equals_xla_convolution_and_its_gradients(grid, window, c_in,
     (_, expected), expected_grads = jax.value_and_grad(
         lambda x, w: loss(lax.conv_general_dilated, x, w), (0, 1), has_aux=True
     )(x, w)
+    if len(grid) == 2:  # lax's string form of the same layout is accepted too
+        named = patch_conv(x, w, (1, 1), padding, dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        np.testing.assert_allclose(named, expected, rtol=1e-5, atol=1e-4)
     (_, out), grads = jax.jit(
         jax.value_and_grad(lambda x, w: loss(patch_conv, x, w), (0, 1), has_aux=True)
     )(x, w)
@@ -55,6 +58,7 @@ def test_patch_conv_equals_xla_convolution_and_its_gradients(grid, window, c_in,
         ({"rhs_dilation": (2, 2)}, "rhs_dilation"),
         ({"feature_group_count": 2}, "feature_group_count"),
         ({"dimension_numbers": ("NCHW", "OIHW", "NCHW")}, "dimension_numbers"),
+        ({"dimension_numbers": None}, "dimension_numbers"),  # lax's default: channels first
     ],
 )
 def test_patch_conv_refuses_what_it_does_not_compute(kwargs, name):
