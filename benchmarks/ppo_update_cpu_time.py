@@ -10,10 +10,10 @@ command builds from the same preset (the update is the one the train command's c
 For the IPPO workloads JaxMARL's orthogonal init (seconds of LAPACK QR on a small CPU, once per
 run) is replaced by a Gaussian init of the same scale, so that the time is the updates'; its
 update program is unchanged. ``--profile DIR`` traces one more call with ``jax.profiler``
-(per-thunk times in ``DIR/plugins/profile/*/perfetto_trace.json.gz``); ``--xla-conv`` gives
-ours' CNN encoders XLA's convolution instead of ``patch_conv`` (``JAXMARL_XLA_CONV=1``, see
-``jaxmarl.networks.conv``), as they had before it. The host's speed can
-drift: run the sides round-robin and compare within a round. Workloads:
+(per-thunk times in ``DIR/plugins/profile/*/perfetto_trace.json.gz``); ``--conv xla`` gives
+ours' CNN encoders XLA's convolution (on a CPU as before ``patch_conv``), ``--conv patches``
+gives them ``patch_conv`` on any backend (``JAXMARL_CONV``, see ``jaxmarl.networks.conv``).
+The host's speed can drift: run the sides round-robin and compare within a round. Workloads:
 
 * ``mappo_rnn_mpe``: MAPPO-RNN on MPE simple_spread (128 envs x 128 steps, 128 dense + GRU
   128, 4 epochs x 4 minibatches; JaxMARL's ``MAPPO/mappo_rnn_mpe.py``), 3 updates.
@@ -276,14 +276,15 @@ def main() -> None:
         "--profile", default="", help="then trace one more run into this folder (perfetto JSON)"
     )
     parser.add_argument(
-        "--xla-conv",
-        action="store_true",
-        help="ours' CNN encoders use XLA's convolution on the CPU too (as before patch_conv)",
+        "--conv",
+        choices=("xla", "patches"),
+        default=None,
+        help="ours' CNN convolution (default: the backend's, patch_conv on a CPU)",
     )
     parser.add_argument("overrides", nargs="*", help="key=value overrides (ours only)")
     args = parser.parse_args()
-    if args.xla_conv:
-        os.environ["JAXMARL_XLA_CONV"] = "1"
+    if args.conv:
+        os.environ["JAXMARL_CONV"] = args.conv
     if args.extra_path:
         sys.path.insert(0, args.extra_path)
     import jax

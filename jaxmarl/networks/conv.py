@@ -8,7 +8,7 @@ the same convolution as a dot: each output cell's window, gathered into one vect
 kernel reshaped to a matrix. Its gradients are dots, pads and slices, which XLA:CPU runs well
 anywhere. Other backends keep XLA's
 convolution (``lax.conv_general_dilated``), which their libraries run in any layout.
-``JAXMARL_XLA_CONV=1`` keeps XLA's convolution on a CPU as well (``grid_conv``).
+``JAXMARL_CONV=xla`` or ``JAXMARL_CONV=patches`` picks one on every backend (``grid_conv``).
 """
 
 from __future__ import annotations
@@ -97,9 +97,19 @@ def grid_conv() -> Callable[..., jax.Array]:
     """The convolution for ``nn.Conv(conv_general_dilated=...)`` on the default backend, picked
     when a network is traced: ``patch_conv`` on a CPU, XLA's convolution elsewhere.
 
-    ``JAXMARL_XLA_CONV=1`` picks XLA's convolution on a CPU too: the two round differently, so
-    this reproduces a CPU run recorded before ``patch_conv`` existed bit for bit.
+    ``JAXMARL_CONV=xla`` picks XLA's convolution on a CPU too (the two round differently, so
+    this reproduces a CPU run recorded before ``patch_conv`` existed bit for bit);
+    ``JAXMARL_CONV=patches`` picks ``patch_conv`` on every backend, to time it on another one.
+
+    Raises:
+        ValueError: ``JAXMARL_CONV`` holds another value.
     """
-    if jax.default_backend() != "cpu" or os.environ.get("JAXMARL_XLA_CONV") == "1":
-        return lax.conv_general_dilated
-    return patch_conv
+    choice = os.environ.get("JAXMARL_CONV", "")
+    if choice not in ("", "xla", "patches"):
+        raise ValueError(
+            f"JAXMARL_CONV={choice!r} is not a convolution: set it to 'xla' or 'patches', or "
+            f"unset it for the backend's default"
+        )
+    if choice == "patches" or (not choice and jax.default_backend() == "cpu"):
+        return patch_conv
+    return lax.conv_general_dilated

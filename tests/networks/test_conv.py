@@ -72,7 +72,8 @@ def test_patch_conv_refuses_what_it_does_not_compute(kwargs, name):
 
 def test_cnn_encoder_trains_without_xla_convolutions_on_a_cpu(monkeypatch):
     """On a CPU the encoder's forward pass and gradient are dots (the tests run on a CPU), unless
-    ``JAXMARL_XLA_CONV=1``; another backend keeps XLA's convolution."""
+    ``JAXMARL_CONV=xla``; another backend keeps XLA's convolution unless
+    ``JAXMARL_CONV=patches``."""
     assert jax.default_backend() == "cpu"
     encoder = CNNEncoder(features=(4, 4), kernel_sizes=(5, 3), embed_dim=8)
     obs = jnp.ones((2, 3, 5, 8, 26))
@@ -83,9 +84,14 @@ def test_cnn_encoder_trains_without_xla_convolutions_on_a_cpu(monkeypatch):
 
     # The printed program includes the nested ones (flax's layers, jit, custom rules).
     assert "conv_general_dilated" not in str(jax.make_jaxpr(jax.grad(loss))(params))
-    monkeypatch.setenv("JAXMARL_XLA_CONV", "1")  # reproduces runs recorded before patch_conv
+    monkeypatch.setenv("JAXMARL_CONV", "xla")  # reproduces runs recorded before patch_conv
     assert "conv_general_dilated" in str(jax.make_jaxpr(jax.grad(loss))(params))
-    monkeypatch.delenv("JAXMARL_XLA_CONV")
+    monkeypatch.setenv("JAXMARL_CONV", "xlaa")
+    with pytest.raises(ValueError, match="JAXMARL_CONV='xlaa' is not a convolution"):
+        grid_conv()
+    monkeypatch.delenv("JAXMARL_CONV")
     assert grid_conv() is patch_conv
     monkeypatch.setattr(conv_module.jax, "default_backend", lambda: "gpu")
     assert grid_conv() is lax.conv_general_dilated
+    monkeypatch.setenv("JAXMARL_CONV", "patches")  # to time patch_conv on a GPU
+    assert grid_conv() is patch_conv
