@@ -6,9 +6,9 @@ input's and the kernel's) in transposed layouts and emits a generic loop nest fo
 is far slower (``benchmarks/FINDINGS.md``, "CNN gradients on a CPU"). ``patch_conv`` computes
 the same convolution as a dot: each output cell's window, gathered into one vector, times the
 kernel reshaped to a matrix. Its gradients are dots, pads and slices, which XLA:CPU runs well
-anywhere. Other backends keep XLA's
-convolution (``lax.conv_general_dilated``), which their libraries run in any layout.
-``JAXMARL_CONV=xla`` or ``JAXMARL_CONV=patches`` picks one on every backend (``grid_conv``).
+inside loops too. Other backends keep XLA's convolution (``lax.conv_general_dilated``); the
+two have not been compared there yet. ``JAXMARL_CONV=xla`` or ``JAXMARL_CONV=patches`` picks
+one on every backend (``grid_conv``).
 """
 
 from __future__ import annotations

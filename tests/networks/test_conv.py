@@ -66,7 +66,11 @@ def test_patch_conv_refuses_what_it_does_not_compute(kwargs, name):
     call = {"window_strides": (1, 1), "padding": "SAME", "dimension_numbers": channels_last(4)}
     with pytest.raises(NotImplementedError, match=name):
         patch_conv(x, w, **{**call, **kwargs})
-    with pytest.raises(ValueError, match="padding"):
+
+
+def test_patch_conv_refuses_an_unknown_padding():
+    x, w = jnp.ones((1, 4, 4, 2)), jnp.ones((3, 3, 2, 2))
+    with pytest.raises(ValueError, match="padding 'SAME', 'VALID' or"):
         patch_conv(x, w, (1, 1), "CIRCULAR", dimension_numbers=channels_last(4))
 
 
