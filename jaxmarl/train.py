@@ -438,11 +438,11 @@ def _caused_by_ctrl_c(error: BaseException) -> bool:
 
 def _interrupted(run_dir: Path) -> int:
     # One line, not a traceback: one raised while JAX traces can run to megabytes.
-    print(
-        f"interrupted: {run_dir} keeps its complete checkpoints; continue it with "
-        f"--resume {run_dir}",
-        file=sys.stderr,
-    )
+    if (run_dir / "run.json").is_file():
+        told = f"{run_dir} keeps its complete checkpoints; continue it with --resume {run_dir}"
+    else:  # stopped before the run was written: --resume would refuse the directory
+        told = f"before {run_dir} held a run; nothing was saved, so start it again as before"
+    print(f"interrupted: {told}", file=sys.stderr)
     return INTERRUPTED
 
 
@@ -488,13 +488,6 @@ def _execute_follower(command: Command, learner) -> int:
 
 
 def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDirLock) -> int:
-    from jaxmarl.training.host.checkpoint import (
-        CheckpointCorruptError,
-        CheckpointMismatchError,
-        CheckpointNotFoundError,
-    )
-    from jaxmarl.training.host.loop import run
-
     config, run_dir = command.config, command.run_dir
     if lock.took_over:
         print(f"{run_dir}: took over the lock left by {lock.took_over}, which is no longer running")
@@ -516,6 +509,15 @@ def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDi
             f"{run_dir} has no complete checkpoint (it stopped before the first one); "
             f"starting it from the beginning"
         )
+    # Imported only once config.yaml and run.json are written: these imports take seconds on a
+    # busy machine, and a Ctrl-C among them should leave a run that --resume can continue.
+    from jaxmarl.training.host.checkpoint import (
+        CheckpointCorruptError,
+        CheckpointMismatchError,
+        CheckpointNotFoundError,
+    )
+    from jaxmarl.training.host.loop import run
+
     settings = config.run
     labels = settings.sweep.labels()
     points = f" x {len(labels)} points ({'; '.join(labels)})" if labels else ""

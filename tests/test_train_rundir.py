@@ -115,12 +115,14 @@ def test_two_processes_on_one_run_name(tmp_path, capsys):
     """A real second process: the one that comes second is refused and names the first."""
     argv = _tiny(tmp_path, "run", "run.total_timesteps=16000000", "run.updates_per_chunk=50")
     first, stderr = _start(argv, tmp_path)
-    lock_file = tmp_path / "run" / ".lock"
+    lock_file, run_info = tmp_path / "run" / ".lock", tmp_path / "run" / "run.json"
     try:
+        # Ctrl-C only once the run is written: one sent between taking the lock and writing
+        # run.json leaves nothing to resume (that case is the test below).
         deadline = time.monotonic() + 60
-        while not (lock_file.exists() and lock_file.read_text()):
+        while not (lock_file.exists() and lock_file.read_text() and run_info.exists()):
             assert first.poll() is None, stderr.read_text()
-            assert time.monotonic() < deadline, "the first process never took the lock"
+            assert time.monotonic() < deadline, "the first process never wrote its run"
             time.sleep(0.05)
         assert train.main(_tiny(tmp_path)) == 2
         assert f"is in use by pid {first.pid} on " in capsys.readouterr().err
@@ -129,7 +131,23 @@ def test_two_processes_on_one_run_name(tmp_path, capsys):
     assert first.returncode == train.INTERRUPTED, stderr.read_text()
     assert f"interrupted: {tmp_path / 'run'} keeps its complete checkpoints" in stderr.read_text()
     assert lock_file.read_text() == ""  # Ctrl-C releases the lock
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["alg"] == "ippo"
+    assert json.loads(run_info.read_text())["alg"] == "ippo"
+
+
+def test_a_ctrl_c_before_the_run_is_written_says_nothing_was_saved(tmp_path, monkeypatch, capsys):
+    """Between taking the lock and writing run.json there is nothing --resume could continue;
+    the message says so, and the same command then starts afresh."""
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "save_config", interrupted)
+    assert train.main(_tiny(tmp_path)) == train.INTERRUPTED
+    err = capsys.readouterr().err
+    assert f"interrupted: before {tmp_path / 'run'} held a run; nothing was saved" in err
+    assert "--resume" not in err
+    assert (tmp_path / "run" / ".lock").read_text() == ""
+    train.check_fresh(tmp_path / "run")  # a fresh start is not refused
 
 
 # --------------------------------------------------------------------------- case 2: no appending
