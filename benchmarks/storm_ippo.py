@@ -3,9 +3,11 @@
 Reads each run directory's ``metrics.jsonl`` (written by ``python -m jaxmarl.train``, one line
 per seed and update; a run stopped early leaves the updates of its completed chunks; updates
 in which no episode ended are skipped) and
-writes a Markdown table (per-seed mean of ``episode_return`` and ``episode_welfare`` over the
-last 5 logged updates) and one figure of both metrics against env steps per seed (mean of
-seeds, min-max band). JaxMARL publishes no STORM baseline, so there is no peer side.
+writes a Markdown table (per-seed mean of ``episode_return``, ``episode_welfare`` and, in runs
+that log them, the coin infos ``coop_coin_fraction`` and ``coins_collected`` over the last 5
+logged updates) and one figure per env against env steps per seed (mean of seeds, min-max
+band): the returns above, the share of cooperation coins below. JaxMARL publishes no STORM
+baseline, so there is no peer side.
 
 Usage::
 
@@ -26,6 +28,11 @@ METRICS = {
     "episode_return": "episode return (per player)",
     "episode_welfare": "welfare (players' returns summed)",
 }
+# The envs' pickup infos, per outer episode; runs made before they existed lack them.
+COIN_METRICS = {
+    "coop_coin_fraction": "share of cooperation coins picked up",
+    "coins_collected": "coins picked up",
+}
 
 
 def read_run(run_dir: Path) -> dict:
@@ -37,28 +44,34 @@ def read_run(run_dir: Path) -> dict:
             by_seed[int(row.get("seed", 0))].append(row)
     seeds = [sorted(rows, key=lambda r: r["update"]) for _, rows in sorted(by_seed.items())]
     updates = min(len(rows) for rows in seeds)
+    logged = [m for m in (*METRICS, *COIN_METRICS) if m in seeds[0][0]]
     return {
         "env_steps": [int(r["env_steps"]) for r in seeds[0][:updates]],
-        "curves": {m: [[float(r[m]) for r in rows[:updates]] for rows in seeds] for m in METRICS},
+        "curves": {m: [[float(r[m]) for r in rows[:updates]] for rows in seeds] for m in logged},
     }
 
 
 def table(runs: dict[str, dict]) -> str:
+    labels = {m: label for m, label in {**METRICS, **COIN_METRICS}.items()}
+    shown = [m for m in labels if any(m in run["curves"] for run in runs.values())]
     lines = [
         "| env | seeds | env steps / seed | "
-        + " | ".join(f"{label}, per seed (last 5 updates)" for label in METRICS.values())
+        + " | ".join(f"{labels[m]}, per seed (last 5 updates)" for m in shown)
         + " | "
-        + " | ".join(f"{label}, mean ± std" for label in METRICS.values())
+        + " | ".join(f"{labels[m]}, mean ± std" for m in shown)
         + " |",
-        "|---|---:|---:|" + "---|" * len(METRICS) + "---:|" * len(METRICS),
+        "|---|---:|---:|" + "---|" * len(shown) + "---:|" * len(shown),
     ]
     for name, run in runs.items():
-        finals = {m: [sum(c[-5:]) / len(c[-5:]) for c in run["curves"][m]] for m in METRICS}
+        curves = run["curves"]
+        finals = {m: [sum(c[-5:]) / len(c[-5:]) for c in curves[m]] for m in shown if m in curves}
         lines.append(
             f"| {name} | {len(finals['episode_return'])} | {run['env_steps'][-1]:,} | "
-            + " | ".join(", ".join(f"{v:.2f}" for v in finals[m]) for m in METRICS)
+            + " | ".join(
+                ", ".join(f"{v:.2f}" for v in finals[m]) if m in finals else "—" for m in shown
+            )
             + " | "
-            + " | ".join(_stats(finals[m]) for m in METRICS)
+            + " | ".join(_stats(finals[m]) if m in finals else "—" for m in shown)
             + " |"
         )
     return "\n".join(lines) + "\n"
@@ -68,18 +81,28 @@ def plot(runs: dict[str, dict], path: Path) -> None:
     import numpy as np
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(5 * len(runs), 3.6))
-    axes = np.atleast_1d(figure.subplots(1, len(runs)))
-    for ax, (name, run) in zip(axes, runs.items(), strict=True):
+    coins = any("coop_coin_fraction" in run["curves"] for run in runs.values())
+    rows = 2 if coins else 1
+    figure = Figure(figsize=(5 * len(runs), 3.6 * rows))
+    axes = np.asarray(figure.subplots(rows, len(runs), squeeze=False))
+    for column, (name, run) in enumerate(runs.items()):
         xs = np.asarray(run["env_steps"], dtype=float)
-        for metric, label in METRICS.items():
-            ys = np.asarray(run["curves"][metric], dtype=float)  # [seeds, updates]
-            ax.plot(xs, ys.mean(axis=0), label=label)
-            ax.fill_between(xs, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
-        ax.set_xlabel("env steps per seed")
-        ax.set_title(f"IPPO on {name} ({len(run['curves']['episode_return'])} seeds)")
-        ax.grid(alpha=0.3)
-    axes[0].legend()
+        panels = [(axes[0, column], METRICS)]
+        if coins:
+            panels.append(
+                (axes[1, column], {"coop_coin_fraction": COIN_METRICS["coop_coin_fraction"]})
+            )
+        for ax, metrics in panels:
+            for metric, label in metrics.items():
+                if metric not in run["curves"]:
+                    continue
+                ys = np.asarray(run["curves"][metric], dtype=float)  # [seeds, updates]
+                ax.plot(xs, ys.mean(axis=0), label=label)
+                ax.fill_between(xs, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
+            ax.set_xlabel("env steps per seed")
+            ax.grid(alpha=0.3)
+            ax.legend()
+        axes[0, column].set_title(f"IPPO on {name} ({len(run['curves']['episode_return'])} seeds)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=100)

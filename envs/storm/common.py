@@ -312,6 +312,20 @@ def check_positive_int(env: str, name: str, value: Any, minimum: int = 1) -> int
     return int(value)
 
 
+def picked_up(under: jax.Array, first: int, second: int) -> jax.Array:
+    """``[2]`` int32: coins of each type (``first``, ``second`` cell codes) picked up in a step,
+    from the cell codes ``under`` ``[N]`` the players stepped onto."""
+    return jnp.stack([jnp.sum(under == first), jnp.sum(under == second)]).astype(jnp.int32)
+
+
+def coin_infos(collected: jax.Array) -> dict[str, jax.Array]:
+    """The social-dilemma infos of a state's ``collected`` ``[2]`` (coins of the payoff
+    matrix's first and second type picked up so far in the outer episode)."""
+    total = jnp.sum(collected)
+    first = collected[0] / jnp.maximum(total, 1).astype(jnp.float32)
+    return {"coop_coin_fraction": first.astype(jnp.float32), "coins_collected": total}
+
+
 class InnerOuterEnv(MultiAgentEnv):
     """A STORM env whose ``state.step`` counts the whole outer episode: the JaxMARL clocks."""
 
@@ -329,8 +343,10 @@ class InnerOuterEnv(MultiAgentEnv):
         """The end of every STORM step: at an inner boundary the board restarts (``restart``,
         built for ``next_state.step``) and pays nothing; the outer episode ends at
         ``max_steps``. Returns the step's ``(obs, state, rewards by agent, dones, infos)``,
-        infos ``{"inner_episode_done"}``."""
+        infos ``inner_episode_done`` and ``coin_infos``; the count of coins picked up
+        (``collected``) carries over inner games."""
         inner_done = next_state.step % self.num_inner_steps == 0
+        restart = restart.replace(collected=next_state.collected)
         next_state = jax.tree.map(
             lambda fresh, kept: jnp.where(inner_done, fresh, kept), restart, next_state
         )
@@ -340,5 +356,5 @@ class InnerOuterEnv(MultiAgentEnv):
         dones = {agent: outer_done for agent in self.agents}
         dones["__all__"] = outer_done
         by_agent = {agent: rewards[i] for i, agent in enumerate(self.agents)}
-        infos = {"inner_episode_done": inner_done}
+        infos = {"inner_episode_done": inner_done, **coin_infos(next_state.collected)}
         return self.get_obs(next_state), next_state, by_agent, dones, infos

@@ -20,12 +20,14 @@ from .common import (
     InnerOuterEnv,
     check_payoff,
     check_positive_int,
+    coin_infos,
     egocentric_view,
     flat_observations,
     mark_zapped,
     move,
     pair_reward,
     permutation,
+    picked_up,
     read_cells,
     sorted_subset,
     swap_codes,
@@ -68,6 +70,8 @@ class StormState:
         freeze: ``[N]`` int32; ``> 0``: frozen for that many more steps; ``<= 0``: free.
         coop_timer: ``[6]`` int32 steps until each cooperation coin may grow back.
         defect_timer: ``[6]`` int32 steps until each defection coin may grow back.
+        collected: ``[2]`` int32 coins picked up by all players in the outer episode
+            (cooperation, defection; ``infos["coop_coin_fraction"]`` and ``["coins_collected"]``).
         step: ``[]`` int32, steps taken in the outer episode.
         done: ``[]`` bool, whether the outer episode has ended.
     """
@@ -80,6 +84,7 @@ class StormState:
     freeze: jax.Array
     coop_timer: jax.Array
     defect_timer: jax.Array
+    collected: jax.Array
     step: jax.Array
     done: jax.Array
 
@@ -120,8 +125,10 @@ class InTheGrid(InnerOuterEnv):
     Episodes are nested: an inner game lasts ``num_inner_steps`` steps and ends with a fresh
     board and no reward on its last step; the outer episode lasts ``num_outer_steps`` inner
     games (``max_steps`` = their product, reported as ``infos["truncated"]``).
-    ``infos["inner_episode_done"]`` marks inner boundaries. The rules, quirks included,
-    are JaxMARL 0.2.0's; ``README.md`` lists them and the deviations.
+    ``infos["inner_episode_done"]`` marks inner boundaries; ``infos["coins_collected"]``
+    counts the coins picked up in the outer episode and ``infos["coop_coin_fraction"]`` is the
+    share of cooperation coins among them (ours; JaxMARL has no pickup count). The rules,
+    quirks included, are JaxMARL 0.2.0's; ``README.md`` lists them and the deviations.
 
     Agents: ``"agent_0"`` .. ``"agent_{N-1}"`` (JaxMARL: integers 0 .. N-1).
 
@@ -303,6 +310,7 @@ class InTheGrid(InnerOuterEnv):
             freeze=jnp.full((self.num_agents,), -1, jnp.int32),
             coop_timer=coop_timer,
             defect_timer=defect_timer,
+            collected=jnp.zeros((2,), jnp.int32),
             step=step,
             done=jnp.bool_(False),
         )
@@ -378,11 +386,12 @@ class InTheGrid(InnerOuterEnv):
         board = self._board(
             layout_key, position, coop_timer, defect_timer, jnp.where(outer_done, 0, steps)
         )
+        board = board.replace(collected=jnp.where(outer_done, 0, played.collected))
         next_state = jax.tree.map(pick, board, played).replace(done=jnp.zeros_like(outer_done))
         rewards = jnp.where(inner_done, 0.0, rewards).astype(jnp.float32)
         dones = {agent: outer_done for agent in self.agents}
         dones["__all__"] = outer_done
-        infos = {"inner_episode_done": inner_done}
+        infos = {"inner_episode_done": inner_done, **coin_infos(played.collected)}
         infos["terminated"], infos["truncated"] = self._episode_end(played, dones, infos)
         by_agent = {agent: rewards[i] for i, agent in enumerate(self.agents)}
         return self.get_obs(next_state), next_state, by_agent, dones, infos
@@ -433,6 +442,7 @@ class InTheGrid(InnerOuterEnv):
             freeze=freeze,
             coop_timer=coop_timer,
             defect_timer=defect_timer,
+            collected=state.collected + picked_up(under, COOP_COIN, DEFECT_COIN),
             step=state.step + 1,
         )
         return played, rewards

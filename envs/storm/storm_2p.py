@@ -25,6 +25,7 @@ from .common import (
     move,
     pair_reward,
     permutation,
+    picked_up,
     swap_codes,
     zap_targets,
 )
@@ -57,6 +58,8 @@ class Storm2pState:
         red_coins: ``[6, 2]`` int32 cells where red coins are laid out.
         blue_coins: ``[6, 2]`` int32 cells where blue coins are laid out.
         freeze: ``[]`` int32, steps both players stay frozen after an interaction (-1: none).
+        collected: ``[2]`` int32 coins picked up by all players in the outer episode
+            (red, blue; ``infos["coop_coin_fraction"]`` and ``["coins_collected"]``).
         step: ``[]`` int32, steps taken in the outer episode.
         done: ``[]`` bool, whether the outer episode has ended.
     """
@@ -67,6 +70,7 @@ class Storm2pState:
     red_coins: jax.Array
     blue_coins: jax.Array
     freeze: jax.Array
+    collected: jax.Array
     step: jax.Array
     done: jax.Array
 
@@ -85,7 +89,9 @@ class InTheGrid2p(InnerOuterEnv):
     Episodes are nested: an inner game lasts ``num_inner_steps`` steps and ends with a fresh
     board and no reward on its last step; the outer episode lasts ``num_outer_steps`` inner
     games (``max_steps`` = their product, reported as ``infos["truncated"]``).
-    ``infos["inner_episode_done"]`` marks inner boundaries.
+    ``infos["inner_episode_done"]`` marks inner boundaries; ``infos["coins_collected"]``
+    counts the coins picked up in the outer episode and ``infos["coop_coin_fraction"]`` is the
+    share of red coins (the payoff matrix's first row) among them.
 
     Agents: ``"agent_0"`` (red) and ``"agent_1"`` (blue).
 
@@ -191,6 +197,7 @@ class InTheGrid2p(InnerOuterEnv):
             red_coins=red,
             blue_coins=blue,
             freeze=jnp.int32(-1),
+            collected=jnp.zeros((2,), jnp.int32),
             step=step,
             done=jnp.bool_(False),
         )
@@ -232,7 +239,13 @@ class InTheGrid2p(InnerOuterEnv):
 
         freeze = jnp.where(interact, self.freeze_penalty, state.freeze)
         freeze = jnp.where(freeze > 0, freeze - 1, freeze)
-        moved_state = state.replace(pos=pos, grid=grid, inventory=inventory, freeze=freeze)
+        moved_state = state.replace(
+            pos=pos,
+            grid=grid,
+            inventory=inventory,
+            freeze=freeze,
+            collected=state.collected + picked_up(under, RED_COIN, BLUE_COIN),
+        )
         relaid = self._relayout(key, moved_state)
         next_state = jax.tree.map(
             lambda fresh, kept: jnp.where(freeze == 0, fresh, kept), relaid, moved_state

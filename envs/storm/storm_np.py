@@ -22,6 +22,7 @@ from .common import (
     move,
     pair_reward,
     permutation,
+    picked_up,
     zap_targets,
 )
 
@@ -47,6 +48,8 @@ class StormNpState:
         blue_coins: ``[C, 2]`` int32 cells of the blue coins.
         freeze: ``[N, N]`` int32; ``freeze[i, j] > 0``: i and j interacted and are frozen for
             that many more steps; -1 initially.
+        collected: ``[2]`` int32 coins picked up by all players in the outer episode
+            (red, blue; ``infos["coop_coin_fraction"]`` and ``["coins_collected"]``).
         step: ``[]`` int32, steps taken in the outer episode.
         done: ``[]`` bool, whether the outer episode has ended.
     """
@@ -57,6 +60,7 @@ class StormNpState:
     red_coins: jax.Array
     blue_coins: jax.Array
     freeze: jax.Array
+    collected: jax.Array
     step: jax.Array
     done: jax.Array
 
@@ -76,7 +80,10 @@ class InTheMatrix(InnerOuterEnv):
     board and no reward on its last step; the outer episode lasts ``num_outer_steps`` inner
     games (``max_steps`` = their product, reported as ``infos["truncated"]``).
     ``infos["inner_episode_done"]`` marks inner boundaries and ``infos["coin_ratio"]`` is
-    JaxMARL's share of red coins in the mean inventory. The rules, quirks included, are
+    JaxMARL's share of red coins in the mean inventory after the step (0 on an inner game's
+    last step, which reads the restarted board). ``infos["coins_collected"]`` counts the coins
+    picked up in the outer episode and ``infos["coop_coin_fraction"]`` is the share of red
+    coins (the payoff matrix's first row) among them. The rules, quirks included, are
     JaxMARL 0.2.0's; ``README.md`` lists them and the deviations.
 
     Agents: ``"agent_0"`` .. ``"agent_{N-1}"`` (JaxMARL: integers 0 .. N-1).
@@ -197,6 +204,7 @@ class InTheMatrix(InnerOuterEnv):
             red_coins=red,
             blue_coins=blue,
             freeze=jnp.full((n, n), -1, jnp.int32),
+            collected=jnp.zeros((2,), jnp.int32),
             step=step,
             done=jnp.bool_(False),
         )
@@ -219,7 +227,8 @@ class InTheMatrix(InnerOuterEnv):
         )
         grid = state.grid.at[state.pos[:, 0], state.pos[:, 1]].set(EMPTY)
         grid = grid.at[pos[:, 0], pos[:, 1]].set(self._codes)
-        moved_state = state.replace(pos=pos, grid=grid, inventory=inventory)
+        collected = state.collected + picked_up(under, RED_COIN, BLUE_COIN)
+        moved_state = state.replace(pos=pos, grid=grid, inventory=inventory, collected=collected)
 
         rewards, grid, freeze = self._interact(key, moved_state, action)
         old_freeze = state.freeze

@@ -70,7 +70,9 @@ def our_state(env, env_id, ref, prefix, t=None):
     kwargs = {name: jnp.asarray(pick(name)) for name in FIELDS[env_id]}
     step = int(pick("outer_t")) * env.num_inner_steps + int(pick("inner_t"))
     cls = type(env.reset(jax.random.PRNGKey(0))[1])
-    return cls(**kwargs, step=jnp.int32(step), done=jnp.bool_(pick("done")))
+    # ``collected`` is ours alone (JaxMARL counts no pickups); its infos are tested elsewhere.
+    collected = jnp.zeros((2,), jnp.int32)
+    return cls(**kwargs, collected=collected, step=jnp.int32(step), done=jnp.bool_(pick("done")))
 
 
 def assert_state(env, env_id, state, ref, prefix, t, where):

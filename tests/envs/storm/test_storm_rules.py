@@ -276,3 +276,49 @@ def test_storm_one_draw_step_equals_the_base_class_step():
     dones, infos = ours[3], ours[4]
     assert dones["__all__"].any() and infos["inner_episode_done"].any()
     assert (freeze == 1).any()  # some players thaw and respawn
+
+
+COIN_FIELDS = {
+    "storm_2p": ("red_coins", "blue_coins"),
+    "storm": ("coop_coins", "defect_coins"),
+    "storm_np": ("red_coins", "blue_coins"),
+}
+
+
+@pytest.mark.parametrize("env_id", sorted(COIN_FIELDS))
+def test_coin_infos_count_pickups_over_the_outer_episode(env_id):
+    """``coins_collected`` and ``coop_coin_fraction`` count the coins of each type picked up
+    in the outer episode: kept over an inner restart, reported on the episode's last step
+    and zero again after the auto-reset (JaxMARL's ``coin_ratio`` reads the restarted board)."""
+    env = jaxmarl.make(env_id, num_inner_steps=3, num_outer_steps=2)
+    step = jax.jit(env.step)
+    forward, stay = 2, 3 if env_id == "storm_np" else 4
+    _, state = env.reset(jax.random.key(0))
+    coins = [np.asarray(getattr(state, field)) for field in COIN_FIELDS[env_id]]
+    taken = {tuple(c) for cells in coins for c in cells}
+    # Each of the first two players one step west of a coin of its own type, facing it (+x).
+    starts = []
+    for cells in coins:
+        x, y = next(c for c in cells if c[0] >= 1 and (c[0] - 1, c[1]) not in taken)
+        starts.append((int(x) - 1, int(y), 1))
+    grid = np.asarray(jnp.where(jnp.isin(state.grid, jnp.asarray(codes(env_id, 8))), 0, state.grid))
+    free = [(x, y) for x, y in zip(*np.nonzero(grid == 0)) if (x, y, 1) not in starts]
+    starts += [(int(x), int(y), 0) for x, y in free[: env.num_agents - 2]]
+    state = place(env_id, state, starts, [[0, 0]] * env.num_agents)
+
+    def actions(first, second):
+        return act(env, first, second, *[stay] * (env.num_agents - 2))
+
+    _, state, _, _, infos = step(jax.random.key(1), state, actions(forward, stay))
+    assert int(infos["coins_collected"]) == 1 and float(infos["coop_coin_fraction"]) == 1.0
+    _, state, _, _, infos = step(jax.random.key(2), state, actions(stay, forward))
+    assert int(infos["coins_collected"]) == 2 and float(infos["coop_coin_fraction"]) == 0.5
+    _, state, _, dones, infos = step(jax.random.key(3), state, actions(stay, stay))
+    assert bool(infos["inner_episode_done"]) and not bool(dones["__all__"])
+    # A restarted board may put a coin over a player who stays, so later counts only grow.
+    assert int(infos["coins_collected"]) >= 2
+    np.testing.assert_array_equal(state.collected.sum(), infos["coins_collected"])
+    for t in range(3):
+        _, state, _, dones, last = step(jax.random.key(4 + t), state, actions(stay, stay))
+    assert bool(dones["__all__"]) and int(last["coins_collected"]) >= 2
+    np.testing.assert_array_equal(state.collected, [0, 0])
