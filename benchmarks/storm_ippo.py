@@ -101,7 +101,10 @@ def plot(runs: dict[str, dict], path: Path) -> None:
                 ax.fill_between(xs, ys.min(axis=0), ys.max(axis=0), alpha=0.2)
             ax.set_xlabel("env steps per seed")
             ax.grid(alpha=0.3)
-            ax.legend()
+            if ax.lines:
+                ax.legend()
+            else:
+                ax.text(0.5, 0.5, "not logged by this run", ha="center", transform=ax.transAxes)
         axes[0, column].set_title(f"IPPO on {name} ({len(run['curves']['episode_return'])} seeds)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
