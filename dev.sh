@@ -37,8 +37,9 @@ case "$cmd" in
     setup
     if [ "$#" -eq 0 ]; then
       # The default suite: everything but 'nightly', on two worker processes (the tests are
-      # bound by XLA compiles, which use one core each).
-      set -- -n 2 -m "not nightly" -p no:cacheprovider
+      # bound by XLA compiles, which use one core each); the 25 slowest are listed, to keep
+      # CI's time budget in view.
+      set -- -n 2 -m "not nightly" -p no:cacheprovider --durations=25
     fi
     "$VENV/bin/python" -m pytest "$@"
     ;;
