@@ -1,4 +1,4 @@
-"""IPPO learning curves on STORM (``storm_2p``, ``storm``, ``storm_np``) from finished or stopped runs.
+"""IPPO learning curves on STORM (``storm_2p``, ``storm``, ``storm_np``) from run directories.
 
 Reads each run directory's ``metrics.jsonl`` (written by ``python -m jaxmarl.train``, one line
 per seed and update; a run stopped early leaves the updates of its completed chunks; updates
