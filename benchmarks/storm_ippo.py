@@ -52,7 +52,7 @@ def read_run(run_dir: Path) -> dict:
 
 
 def table(runs: dict[str, dict]) -> str:
-    labels = {m: label for m, label in {**METRICS, **COIN_METRICS}.items()}
+    labels = {**METRICS, **COIN_METRICS}
     shown = [m for m in labels if any(m in run["curves"] for run in runs.values())]
     lines = [
         "| env | seeds | env steps / seed | "
