@@ -37,6 +37,9 @@ from jaxmarl.cpu_rng import use_fast_cpu_rng  # noqa: E402
 
 use_fast_cpu_rng()
 
+# A test whose worker process crashes runs once more, and the crash's stack is printed.
+pytest_plugins = ["tests.worker_crashes"]
+
 
 @pytest.fixture
 def without_persistent_cache():
