@@ -5,6 +5,7 @@ A persistent XLA compilation cache: many tests build the same programs again (a 
 time on a 2-core CPU. Programs are keyed by their HLO, so the cache never changes results.
 """
 
+import gc
 import os
 import tempfile
 
@@ -19,7 +20,6 @@ os.environ["XLA_FLAGS"] = " ".join(
 
 import jax  # noqa: E402
 import pytest  # noqa: E402
-from jax.experimental.compilation_cache import compilation_cache  # noqa: E402
 
 _CACHE = os.environ.get(
     "JAXMARL_TEST_COMPILATION_CACHE", os.path.join(tempfile.gettempdir(), "jaxmarl-xla-cache")
@@ -41,17 +41,17 @@ use_fast_cpu_rng()
 pytest_plugins = ["tests.worker_crashes"]
 
 
-@pytest.fixture
-def without_persistent_cache():
-    """Compile this test's programs afresh, neither reading nor writing the persistent cache.
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drops JAX's in-memory compiled programs after each test module.
 
-    XLA:CPU sometimes segfaults while loading a large cached executable (in
-    ``backend.deserialize_executable``; seen twice in full-suite runs, both times on the swept
-    Q-learning chunk of tests/training/test_sweep.py). The cache entries themselves are intact:
-    they are zlib streams, so a torn one would be a caught exception, not a crash.
+    Each loaded XLA:CPU program holds a few memory mappings, and JAX's caches keep every program
+    of a function that stays alive (a module-level ``jax.jit``, an env's cached step). Over a
+    worker's share of the suite that reached the kernel's limit of 65,530 mappings per process,
+    and XLA:CPU segfaulted in the next program it loaded from the persistent cache (seen in CI
+    and here: a worker at 64,531 mappings crashed in ``deserialize_executable``). Later modules
+    that need a program again read it from the persistent cache.
     """
-    jax.config.update("jax_enable_compilation_cache", False)
-    compilation_cache.reset_cache()  # the cache's on/off state is memoised at first use
     yield
-    jax.config.update("jax_enable_compilation_cache", True)
-    compilation_cache.reset_cache()
+    jax.clear_caches()
+    gc.collect()

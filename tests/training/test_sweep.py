@@ -106,7 +106,6 @@ def test_ppo_sweep_points_equal_separate_runs(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("without_persistent_cache")
 def test_q_learning_sweep_points_equal_separate_runs(tmp_path):
     tiny = [a.replace("alg=qmix", "alg=iql") for a in Q_TINY if not a.startswith("mixer.")]
     swept = _train("iql", tiny, ["run.sweep.lr=[0.01,0.001]"], tmp_path, "swept")
