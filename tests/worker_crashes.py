@@ -1,5 +1,6 @@
 """What the suite does when a pytest-xdist worker process dies mid-test (a segmentation fault
-inside XLA:CPU or jaxlib, not a failed assertion).
+in native code, not a failed assertion; the one seen in CI was XLA:CPU running out of memory
+mappings, now prevented in ``tests/conftest.py``).
 
 - Each worker writes Python's fault handler dump (the stack of every thread at the crash) to a
   file of its own; the controller prints the dump in the terminal summary, under
