@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from functools import partial, wraps
+from functools import partial, update_wrapper, wraps
 from typing import Any
 
 import jax
@@ -44,6 +44,54 @@ from jax.experimental import checkify
 
 from jaxmarl import spaces
 from jaxmarl.typing import Actions, AvailActions, Dones, Infos, Observations, Rewards
+
+
+def jit_method(method: Callable | None = None, **jit_kwargs: Any) -> Any:
+    """Decorator: a method compiled with ``jax.jit``, with compiled programs owned by the instance.
+
+    Use it where JaxMARL writes ``@jit_method``: ``env.step(...)``
+    compiles once per env instance and is traced into an enclosing ``jit`` or ``vmap`` the same
+    way. The difference: with ``self`` as a static argument, JAX's caches hold every env ever
+    called, and its compiled programs, until ``jax.clear_caches()``; a process that makes an env
+    per layout, map or sweep point then grows without bound, and XLA:CPU segfaults at the
+    kernel's limit of memory mappings. Here each instance keeps its own ``jax.jit`` of the
+    bound method, freed with the instance.
+
+    ``jit_kwargs`` go to ``jax.jit`` (e.g. ``static_argnames``; argument positions exclude
+    ``self``). On the class, ``Env.step(env, ...)`` calls ``env``'s compiled step.
+    """
+    if method is None:
+        return partial(jit_method, **jit_kwargs)
+    return _JitMethod(method, jit_kwargs)
+
+
+class _JitMethod:
+    def __init__(self, method: Callable, jit_kwargs: dict[str, Any]) -> None:
+        self._method = method
+        self._jit_kwargs = jit_kwargs
+        self._attr = f"_jit_method.{method.__qualname__}"
+        update_wrapper(self, method)
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        # A subclass's method of the same name gets an entry of its own.
+        self._attr = f"_jit_method.{owner.__qualname__}.{name}"
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        jitted = instance.__dict__.get(self._attr)
+        if jitted is None:
+            bound = partial(self._method, instance)
+            jitted = instance.__dict__[self._attr] = jax.jit(bound, **self._jit_kwargs)
+        return jitted
+
+    def __call__(self, instance: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.__get__(instance)(*args, **kwargs)
+
+
+def _without_compiled_methods(state: dict[str, Any]) -> dict[str, Any]:
+    """An instance's attributes less ``jit_method``'s compiled methods, which are bound to it."""
+    return {k: v for k, v in state.items() if not k.startswith("_jit_method.")}
 
 
 @struct.dataclass
@@ -89,8 +137,12 @@ class MultiAgentEnv:
         self.observation_spaces: dict[str, spaces.Space] = {}
         self.action_spaces: dict[str, spaces.Space] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        # copy.copy, deepcopy and pickle: a copy compiles its own methods.
+        return _without_compiled_methods(self.__dict__)
+
     # ----------------------------------------------------------------- to override
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, Any]:
         """Start an episode: ``key -> (obs, state)``."""
         raise NotImplementedError
@@ -103,7 +155,7 @@ class MultiAgentEnv:
         """Observations of every agent for ``state``."""
         raise NotImplementedError
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_avail_actions(self, state: Any) -> AvailActions:
         """Available-action masks per agent (``bool``); the default allows every action."""
         return {agent: _all_actions_mask(self.action_space(agent)) for agent in self.agents}
@@ -130,11 +182,7 @@ class MultiAgentEnv:
         return jnp.clip(zeros, space.low, space.high).astype(space.dtype)
 
     # ----------------------------------------------------------------- provided
-    @partial(
-        jax.jit,
-        static_argnums=(0,),
-        static_argnames=("with_terminal_obs", "check_finite_actions"),
-    )
+    @jit_method(static_argnames=("with_terminal_obs", "check_finite_actions"))
     def step(
         self,
         key: jax.Array,

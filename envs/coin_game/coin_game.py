@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
@@ -11,7 +10,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import random_unrolled, spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.typing import Actions, Observations
 
 GRID_SIZE = 3
@@ -179,7 +178,7 @@ class CoinGame(MultiAgentEnv):
         _, place_key = random_unrolled.split(key)
         return random_unrolled.randint(place_key, 8, 0, GRID_SIZE).reshape(4, 2)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, CoinGameState]:
         cells = self._placement(key)
         state = CoinGameState(
@@ -271,7 +270,7 @@ class CoinGame(MultiAgentEnv):
             "coins_collected": collected.astype(jnp.int32),
         }
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: CoinGameState) -> Observations:
         # Each agent sees itself as red: (own player, other player, own coin, other coin).
         views = (

@@ -3,7 +3,6 @@ Environment (HLE), with JaxMARL 0.2.0's id, action layout and observation size."
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
@@ -12,7 +11,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.typing import Actions, AvailActions, Observations
 
 DEFAULT_COLOR_MAP = ("R", "Y", "G", "W", "B", "M")  # HLE's letters; "M": a sixth colour
@@ -296,7 +295,7 @@ class HanabiEnv(MultiAgentEnv):
         return "N"
 
     # ------------------------------------------------------------------ reset
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, HanabiState]:
         """A random deck (and a random seat order with ``shuffle_player_order``)."""
         deck_key, seat_key = jax.random.split(key)
@@ -466,7 +465,7 @@ class HanabiEnv(MultiAgentEnv):
         seat_of_agent = jnp.argsort(state.seat_order)
         return {a: per_seat[seat_of_agent[i]] for i, a in enumerate(self.agents)}
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_avail_actions(self, state: HanabiState) -> AvailActions:
         """Legal actions per agent, ``[num_moves]`` bool: the mover's legal moves, the no-op
         alone for everyone else."""
@@ -477,7 +476,7 @@ class HanabiEnv(MultiAgentEnv):
         return self.get_avail_actions(state)
 
     # ------------------------------------------------------------------ step
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def step_env(self, key: jax.Array, state: HanabiState, actions: Actions):
         """Apply the mover's action (see the class docstring for illegal actions)."""
         del key
@@ -628,7 +627,7 @@ class HanabiEnv(MultiAgentEnv):
         )
 
     # ------------------------------------------------------------------ observations
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: HanabiState) -> Observations:
         return self._seats_to_agents(state, self.seat_observations(state))
 
@@ -717,7 +716,7 @@ class HanabiEnv(MultiAgentEnv):
             [plausible, state.color_hinted, state.rank_hinted], axis=-1, dtype=jnp.float32
         ).reshape(n, -1)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_world_state(self, state: HanabiState) -> jax.Array:
         """Centralised-critic input, every hand visible: per agent, its observation followed by
         its own hand (25 card bits per slot), all agents concatenated;

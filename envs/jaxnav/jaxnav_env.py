@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from functools import partial
 from typing import Any
 
 import jax
@@ -12,7 +11,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.typing import Actions, Observations
 
 from . import lidar as _lidar
@@ -246,7 +245,7 @@ class JaxNav(MultiAgentEnv):
         return {"agent": list(self.agents)}
 
     # ------------------------------------------------------------------ episodes
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, State]:
         case_key, lambda_key = jax.random.split(key)
         map_data, case = self.map_obj.sample_scenario(case_key)
@@ -469,7 +468,7 @@ class JaxNav(MultiAgentEnv):
         index = self.lidar_indices(state, self._close_samples)
         return jnp.any(index < self._close_samples, axis=1)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         ranges = self.lidar(state)  # [n, B]
         vel = state.vel

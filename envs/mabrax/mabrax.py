@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from functools import partial
 from typing import Any, Literal
 
 import jax
@@ -20,7 +19,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv, StepResult
+from jaxmarl.env import MultiAgentEnv, StepResult, jit_method
 from jaxmarl.typing import Actions, Observations
 
 from . import factorisation as fz
@@ -234,7 +233,7 @@ class MABraxEnv(MultiAgentEnv):
         return spaces.Box(low, high, (low.size,))
 
     # ------------------------------------------------------------------ contract
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, MABraxState]:
         warn_if_cpu_deadlock(self.robot.brax_name, self.backend)  # at trace time only
         brax_state = self.env.reset(key)

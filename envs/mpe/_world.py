@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
 import jax
@@ -36,7 +35,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.env import State as BaseState
 from jaxmarl.typing import Actions, Dones, Infos, Observations, Rewards
 
@@ -334,7 +333,7 @@ class MPEBase(MultiAgentEnv):
         self._move_radix = np.where(self.moveable[:num_agents], MOVE_DIM, 1).astype(np.int32)
 
     # ------------------------------------------------------------------ reset
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, State]:
         """Agents uniform in ``[-1, 1]^2``, landmarks in the scenario's range, at rest."""
         if self.goal_shape == (0,):
@@ -361,7 +360,7 @@ class MPEBase(MultiAgentEnv):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ step
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def step_env(
         self, key: jax.Array, state: State, actions: Actions
     ) -> tuple[Observations, State, Rewards, Dones, Infos]:

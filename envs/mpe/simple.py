@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     CONTINUOUS_ACT,
     DISCRETE_ACT,
@@ -67,7 +66,7 @@ class SimpleMPE(MPEBase):
             colours=colours,
         )
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         n = self.num_agents
         pos = state.p_pos[:n]

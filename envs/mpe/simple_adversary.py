@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -91,7 +90,7 @@ class SimpleAdversaryMPE(MPEBase):
     def _goal_pos(self, state: State) -> jax.Array:
         return state.p_pos[self.num_agents + state.goal]
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         n, adv = self.num_agents, self.num_adversaries
         pos = state.p_pos[:n]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import DISCRETE_ACT, MAX_STEPS, MPEBase, State, check_fixed
 from jaxmarl.typing import Observations
 
@@ -76,7 +75,7 @@ class SimpleCryptoMPE(MPEBase):
     def _sample_goal(self, key: jax.Array) -> jax.Array:
         return jax.random.randint(key, (2,), 0, self.num_landmarks, dtype=jnp.int32)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         codes = jnp.asarray(LANDMARK_CODES)[state.goal]  # [goal code, key code]
         message = state.c[1]

@@ -10,13 +10,13 @@ test). A corrected prey policy would change the dynamics and therefore needs a n
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     CONTINUOUS_ACT,
     MAX_STEPS,
@@ -203,7 +203,7 @@ class SimpleFacmacMPE(MPEBase):
             [vel, pos, landmark_rel.reshape(n, -1), other_rel.reshape(n, -1), tail], axis=1
         )
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         return self._split(self._views(state, masked=True))
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -95,7 +94,7 @@ class SimplePushMPE(MPEBase):
         channel = jnp.arange(3, dtype=jnp.int32) == goal + 1
         return jnp.where(channel, 0.75, 0.25).astype(jnp.float32)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         n, adv, good = self.num_agents, self.num_adversaries, self.num_good_agents
         pos, vel = state.p_pos[:n], state.p_vel[:n]

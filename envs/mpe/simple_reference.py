@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -79,7 +78,7 @@ class SimpleReferenceMPE(MPEBase):
     def _sample_goal(self, key: jax.Array) -> jax.Array:
         return jax.random.randint(key, (2,), 0, self.num_landmarks, dtype=jnp.int32)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         pos = state.p_pos[:2]
         landmark_rel = (state.p_pos[None, 2:] - pos[:, None]).reshape(2, -1)

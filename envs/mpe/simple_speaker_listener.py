@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import DISCRETE_ACT, MAX_STEPS, MPEBase, State, check_fixed
 from jaxmarl.typing import Observations
 
@@ -71,7 +70,7 @@ class SimpleSpeakerListenerMPE(MPEBase):
     def _sample_goal(self, key: jax.Array) -> jax.Array:
         return jax.random.randint(key, (), 0, self.num_landmarks, dtype=jnp.int32)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         landmark_rel = (state.p_pos[2:] - state.p_pos[1]).reshape(-1)
         listener = jnp.concatenate([state.p_vel[1], landmark_rel, state.c[0]])

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -89,7 +88,7 @@ class SimpleSpreadMPE(MPEBase):
         members[np.arange(len(first)), second] = 1.0
         self._agent_pair_members = members
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         n = self.num_agents
         pos = state.p_pos[:n]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     DISCRETE_ACT,
     MAX_STEPS,
@@ -108,7 +107,7 @@ class SimpleTagMPE(MPEBase):
             [state.p_vel[:n], pos, landmark_rel.reshape(n, -1), other_rel.reshape(n, -1)], axis=1
         )
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         adv, good = self.num_adversaries, self.num_good_agents
         views = self._relative_views(state)

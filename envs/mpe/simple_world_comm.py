@@ -3,12 +3,11 @@ and hide in forests."""
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.mpe._world import (
     CONTINUOUS_ACT,
     MAX_STEPS,
@@ -125,7 +124,7 @@ class SimpleWorldCommMPE(MPEBase):
         dist = jnp.sqrt(jnp.sum(jnp.square(delta), axis=-1))
         return dist < self.rad[:n, None] + self.rad[None, self._forests]
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         n, adv, good = self.num_agents, self.num_adversaries, self.num_good_agents
         pos, vel = state.p_pos[:n], state.p_vel[:n]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
@@ -11,7 +10,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.typing import Actions, Observations
 
 from .layouts import COUNTER, DISH_PILE, FLOOR, ONION_PILE, POT, SERVE, Layout, get_layout
@@ -151,7 +150,7 @@ class Overcooked(MultiAgentEnv):
         self.action_spaces = {agent: spaces.Discrete(6) for agent in self.agents}
 
     # ----------------------------------------------------------------- reset
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, OvercookedState]:
         state = self.initial_state()
         if self.random_reset or self.random_agent_positions:
@@ -311,7 +310,7 @@ class Overcooked(MultiAgentEnv):
         return state.replace(pot_tick=tick)
 
     # ----------------------------------------------------------------- observations
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: OvercookedState) -> Observations:
         h, w = self.height, self.width
         cells = jnp.zeros((2, h, w), jnp.float32)

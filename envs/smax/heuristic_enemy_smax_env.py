@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from functools import partial
 from typing import Any
 
 import distrax
@@ -18,6 +17,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from jaxmarl.env import jit_method
 from jaxmarl.envs.smax.heuristic_enemy import (
     _check_mode,
     get_heuristic_policy_initial_state,
@@ -86,7 +86,7 @@ class EnemySMAX(SMAX):
         """``([num_enemies] int32 discrete actions, new enemy policy state)``."""
         raise NotImplementedError
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, EnemyState]:
         reset_key, policy_key = jax.random.split(key)
         base = self.initial_state(reset_key)

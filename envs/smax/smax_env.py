@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
 import jax
@@ -26,7 +25,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.env import State as BaseState
 from jaxmarl.envs.smax.distributions import smacv2_positions, smacv2_unit_types
 from jaxmarl.envs.smax.scenarios import Scenario, resolve_scenario
@@ -298,7 +297,7 @@ class SMAX(MultiAgentEnv):
         return jnp.asarray([0.0, 1.0, 0.0, 0.0], jnp.float32)
 
     # ------------------------------------------------------------------ reset
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, State]:
         state = self.initial_state(key)
         return self.get_obs(state), state
@@ -524,7 +523,7 @@ class SMAX(MultiAgentEnv):
         attack = jnp.where(repeat_last, state.prev_attack_actions, slot + NUM_MOVEMENT_ACTIONS)
         return movement, jnp.where(moves, 0, attack).astype(jnp.int32)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_avail_actions(self, state: State) -> AvailActions:
         """Bool masks: moves if alive, stop always, attacks on living targets in range."""
         a = self.num_allies
@@ -648,7 +647,7 @@ class SMAX(MultiAgentEnv):
             return self._unit_list_obs(state)
         return self._conic_obs(state)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         obs = self.observe(state)
         return {agent: obs[i] for i, agent in enumerate(self.agents)}

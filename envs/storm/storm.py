@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
@@ -12,7 +11,7 @@ from flax import struct
 
 from jaxmarl import random_unrolled as rng
 from jaxmarl import spaces
-from jaxmarl.env import one_pass_step
+from jaxmarl.env import jit_method, one_pass_step
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
@@ -316,7 +315,7 @@ class InTheGrid(InnerOuterEnv):
         )
 
     # ----------------------------------------------------------------- contract
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, StormState]:
         state = self._fresh_state(key, jnp.int32(0))
         return self.get_obs(state), state
@@ -543,7 +542,7 @@ class InTheGrid(InnerOuterEnv):
         grid = jnp.where(ripe_cells & (grid == EMPTY), coin, grid)
         return grid, jnp.where(ripe, fresh, timer)
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: StormState) -> Observations:
         n = self.num_agents
         holding = (state.inventory.sum(-1) > 0).astype(jnp.float32)

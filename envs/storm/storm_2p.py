@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
@@ -11,6 +10,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
+from jaxmarl.env import jit_method
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
@@ -215,7 +215,7 @@ class InTheGrid2p(InnerOuterEnv):
         )
 
     # ----------------------------------------------------------------- contract
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, Storm2pState]:
         state = self._fresh_state(key, jnp.int32(0))
         return self.get_obs(state), state
@@ -289,7 +289,7 @@ class InTheGrid2p(InnerOuterEnv):
         interact = jnp.any(zaps & hits) & holding[0] & holding[1]
         return grid, interact
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: Storm2pState) -> Observations:
         holding = (state.inventory.sum(-1) > 0).astype(jnp.float32)
         shown = jnp.where(state.freeze >= 0, state.inventory, 0.0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
@@ -11,6 +10,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
+from jaxmarl.env import jit_method
 from jaxmarl.typing import Actions, Observations
 
 from .common import (
@@ -209,7 +209,7 @@ class InTheMatrix(InnerOuterEnv):
             done=jnp.bool_(False),
         )
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, StormNpState]:
         state = self._fresh_state(key, jnp.int32(0))
         return self.get_obs(state), state
@@ -466,7 +466,7 @@ class InTheMatrix(InnerOuterEnv):
         )
 
     # ----------------------------------------------------------------- observations
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: StormNpState) -> Observations:
         views = jax.vmap(lambda p: egocentric_view(state.grid, p, self.obs_size, WALL))(state.pos)
         features = jax.vmap(self._features, in_axes=(0, 0, None))(

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 from flax import struct
 
 from jaxmarl import random_unrolled, spaces
-from jaxmarl.env import MultiAgentEnv, one_pass_step
+from jaxmarl.env import MultiAgentEnv, jit_method, one_pass_step
 from jaxmarl.typing import Actions, Observations
 
 __all__ = ["GAME_ACTIONS", "State", "SwitchRiddle"]
@@ -105,7 +103,7 @@ class SwitchRiddle(MultiAgentEnv):
         a step's time, and the written-out one fuses with the rest of the step."""
         return random_unrolled.randint(key, 1, 0, self.num_agents, jnp.int32)[0]
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[Observations, State]:
         """A fresh episode: light at ``initial_bulb_state``, a random agent in the room."""
         state = State(
@@ -149,7 +147,7 @@ class SwitchRiddle(MultiAgentEnv):
         infos = {"terminated": told, "success": correct}
         return self.get_obs(state), state, rewards, dones, infos
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def step_env(self, key: jax.Array, state: State, actions: Actions):
         """One day: apply the action of the agent in the room, then draw the next one."""
         after, reward, told, correct = self._day(state, actions)
@@ -186,7 +184,7 @@ class SwitchRiddle(MultiAgentEnv):
         infos["truncated"] = done & ~told
         return obs, next_state, rewards, dones, infos
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: State) -> Observations:
         """``[in room, in room and light on]`` int32 per agent."""
         in_room = jnp.arange(self.num_agents) == state.agent_in_room

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, _without_compiled_methods
 
 
 class Wrapper:
@@ -22,6 +22,10 @@ class Wrapper:
         if name == "_env":
             raise AttributeError(name)
         return getattr(self._env, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # copy.copy, deepcopy and pickle: a copy compiles its own methods (see jit_method).
+        return _without_compiled_methods(self.__dict__)
 
     @property
     def unwrapped(self) -> MultiAgentEnv:

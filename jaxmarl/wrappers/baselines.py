@@ -33,7 +33,7 @@ from flax import struct
 from flax.traverse_util import flatten_dict, unflatten_dict
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.wrappers.agent_batch import AgentBatch
 from jaxmarl.wrappers.base import Wrapper
 from jaxmarl.wrappers.log import LogEnvState, LogWrapper
@@ -97,7 +97,7 @@ class SMAXLogEnvState(LogEnvState):
 class SMAXLogWrapper(LogWrapper):
     """``LogWrapper`` that also reports whether the last finished episode was won."""
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[dict, SMAXLogEnvState]:
         obs, state = super().reset(key)
         fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(LogEnvState)}
@@ -187,14 +187,14 @@ class CTRolloutManager(JaxMARLWrapper):
         stacked = self.agent_batch.stack_obs(flat)
         return {agent: stacked[i] for i, agent in enumerate(self.agents)}
 
-    @partial(jax.jit, static_argnums=0)
+    @jit_method
     def wrapped_reset(self, key: jax.Array) -> tuple[dict, Any]:
         raw, state = self._env.reset(key)
         obs = self._prepare(raw)
         obs["__all__"] = self.global_state(raw, state)
         return obs, state
 
-    @partial(jax.jit, static_argnums=0)
+    @jit_method
     def wrapped_step(self, key: jax.Array, state: Any, actions: dict):
         raw, state, rewards, dones, infos = self._env.step(key, state, actions)
         obs = self._prepare(raw)
@@ -205,11 +205,11 @@ class CTRolloutManager(JaxMARLWrapper):
         rewards["__all__"] = self.global_reward(rewards)
         return obs, state, rewards, dones, infos
 
-    @partial(jax.jit, static_argnums=0)
+    @jit_method
     def batch_reset(self, key: jax.Array) -> tuple[dict, Any]:
         return jax.vmap(self.wrapped_reset)(jax.random.split(key, self.batch_size))
 
-    @partial(jax.jit, static_argnums=0)
+    @jit_method
     def batch_step(self, key: jax.Array, states: Any, actions: dict):
         keys = jax.random.split(key, self.batch_size)
         return jax.vmap(self.wrapped_step)(keys, states, actions)

@@ -13,14 +13,13 @@ e.g. ``"recipe"``) gets ``infos["returned_episode_<kind>_returns"]``: per group,
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.typing import Actions
 from jaxmarl.wrappers.base import Wrapper
 
@@ -64,7 +63,7 @@ class LogWrapper(Wrapper):
         super().__init__(env)
         self.replace_info = replace_info
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[dict, LogEnvState]:
         obs, env_state = self._env.reset(key)
         zeros_f = jnp.zeros((self._env.num_agents,), dtype=jnp.float32)
@@ -83,7 +82,7 @@ class LogWrapper(Wrapper):
         groups = getattr(self._env, "episode_return_groups", None)
         return {} if groups is None else groups(env_state)
 
-    @partial(jax.jit, static_argnums=(0,), static_argnames=("with_terminal_obs",))
+    @jit_method(static_argnames=("with_terminal_obs",))
     def step(
         self,
         key: jax.Array,

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
 import jax
@@ -50,7 +49,7 @@ import numpy as np
 from flax import struct
 
 from jaxmarl import spaces
-from jaxmarl.env import MultiAgentEnv
+from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.envs.overcooked.v2 import layouts as L
 from jaxmarl.envs.overcooked.v2.layouts import Layout, get_layout
 
@@ -261,7 +260,7 @@ class OvercookedV2(MultiAgentEnv):
         return NUM_ACTIONS
 
     # ----------------------------------------------------------------- reset
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset(self, key: jax.Array) -> tuple[dict[str, jax.Array], OvercookedV2State]:
         if self.initial_state_buffer is not None:
             buffer = self.initial_state_buffer
@@ -294,7 +293,7 @@ class OvercookedV2(MultiAgentEnv):
             state = self._randomize_agent_positions(state, random_key)
         return self.get_obs(state), state
 
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def reset_from_state(
         self, state: OvercookedV2State, key: jax.Array
     ) -> tuple[dict[str, jax.Array], OvercookedV2State]:
@@ -581,7 +580,7 @@ class OvercookedV2(MultiAgentEnv):
         return jnp.stack([static, items, extra], axis=-1)
 
     # ----------------------------------------------------------------- observations
-    @partial(jax.jit, static_argnums=(0,))
+    @jit_method
     def get_obs(self, state: OvercookedV2State) -> dict[str, jax.Array]:
         agents = state.agents
         windows, top, left = self._windows(state)  # [A, h, w, 3], [A], [A]
