@@ -1,6 +1,9 @@
 """``jaxmarl.wrappers.pettingzoo.PettingZooEnv``: PettingZoo's own API test, and the same
 trajectory as the JAX env."""
 
+import gc
+import weakref
+
 import jax
 import numpy as np
 import pytest
@@ -80,3 +83,16 @@ def test_render_and_bad_input():
         adapter.step({"nobody": 0})
     with pytest.raises(ValueError, match="render_mode"):
         PettingZooEnv("MPE_simple_v3", render_mode="human")
+
+
+def test_a_dropped_adapter_and_its_env_are_freed():
+    adapter = PettingZooEnv("MPE_simple_spread_v3", max_steps=3)
+    adapter.reset(seed=0)
+    agent = adapter.possible_agents[0]
+    assert adapter.observation_space(agent) is adapter.observation_space(agent)
+    assert adapter.action_space(agent) is adapter.action_space(agent)
+    adapter.step({a: 0 for a in adapter.agents})
+    refs = [weakref.ref(adapter), weakref.ref(adapter.jax_env)]
+    del adapter
+    gc.collect()
+    assert [ref() for ref in refs] == [None, None]

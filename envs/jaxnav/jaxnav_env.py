@@ -453,6 +453,7 @@ class JaxNav(MultiAgentEnv):
         )
         return jnp.minimum(wall, robot)
 
+    @jit_method
     def lidar(self, state: State) -> jax.Array:
         """``[n, beams]`` float32 ranges (m), ``lidar_max_range`` where nothing is hit."""
         full = len(self.lidar_ranges)

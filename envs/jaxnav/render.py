@@ -13,7 +13,6 @@ copies of one environment's state (index a batch first).
 
 from __future__ import annotations
 
-import functools
 import os
 from typing import Any
 
@@ -31,11 +30,6 @@ _COLOURS = np.array(
     [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75]],
     np.uint8,
 )
-
-
-@functools.cache
-def _lidar_fn(env: Any):
-    return jax.jit(env.lidar)
 
 
 def _line(frame, p0, p1, colour, to_pixel):
@@ -83,7 +77,7 @@ def render_frame(
     world = np.stack([(xs + 0.5) / scale, height_m - (ys + 0.5) / scale], -1)  # [H, W, 2]
     colours = [_DONE if host.done[i] else _COLOURS[i % len(_COLOURS)] for i in range(len(host.pos))]
     if beam_stride:
-        ranges = np.asarray(_lidar_fn(env)(state))
+        ranges = np.asarray(env.lidar(state))
         for i, pos in enumerate(host.pos):
             light = (0.35 * colours[i] + 0.65 * 255).astype(np.uint8)
             for beam in range(0, ranges.shape[1], beam_stride):

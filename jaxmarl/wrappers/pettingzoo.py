@@ -110,6 +110,8 @@ class PettingZooEnv(ParallelEnv):
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "name": env.name}
         self.possible_agents = list(env.agents)
+        self._observation_spaces: dict[str, gymnasium.spaces.Space] = {}
+        self._action_spaces: dict[str, gymnasium.spaces.Space] = {}
         self.agents: list[str] = []
         self._reset = jax.jit(env.reset)
         self._step = jax.jit(functools.partial(env.step, with_terminal_obs=True))
@@ -123,14 +125,18 @@ class PettingZooEnv(ParallelEnv):
         self._key = jax.random.key(np.random.SeedSequence().entropy % (2**32))
         self._state = None
 
-    # PettingZoo asks for the same space object on every call.
-    @functools.cache  # noqa: B019 - one cache entry per agent of a long-lived env
+    # PettingZoo asks for the same space object on every call. Kept on the instance: a
+    # functools.cache on the method would keep every adapter (and its env) alive.
     def observation_space(self, agent: str) -> gymnasium.spaces.Space:
-        return to_gymnasium_space(self.jax_env.observation_space(agent))
+        if agent not in self._observation_spaces:
+            space = to_gymnasium_space(self.jax_env.observation_space(agent))
+            self._observation_spaces[agent] = space
+        return self._observation_spaces[agent]
 
-    @functools.cache  # noqa: B019
     def action_space(self, agent: str) -> gymnasium.spaces.Space:
-        return to_gymnasium_space(self.jax_env.action_space(agent))
+        if agent not in self._action_spaces:
+            self._action_spaces[agent] = to_gymnasium_space(self.jax_env.action_space(agent))
+        return self._action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         if seed is not None:
