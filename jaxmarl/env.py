@@ -49,7 +49,7 @@ from jaxmarl.typing import Actions, AvailActions, Dones, Infos, Observations, Re
 def jit_method(method: Callable | None = None, **jit_kwargs: Any) -> Any:
     """Decorator: a method compiled with ``jax.jit``, with compiled programs owned by the instance.
 
-    Use it where JaxMARL writes ``@jit_method``: ``env.step(...)``
+    Use it where JaxMARL writes ``@partial(jax.jit, static_argnums=(0,))``: ``env.step(...)``
     compiles once per env instance and is traced into an enclosing ``jit`` or ``vmap`` the same
     way. The difference: with ``self`` as a static argument, JAX's caches hold every env ever
     called, and its compiled programs, until ``jax.clear_caches()``; a process that makes an env

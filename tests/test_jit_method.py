@@ -74,7 +74,7 @@ def test_an_env_used_and_dropped_is_freed_with_its_programs():
 
 
 def test_no_env_or_wrapper_jits_a_method_with_self_static():
-    pattern = re.compile(r"jax\.jit,\s*static_argnums=\(?0\b")
+    pattern = re.compile(r"^\s*@(functools\.)?partial\(\s*jax\.jit,\s*static_argnums=\(?0\b", re.M)
     offenders = [
         f"{path.relative_to(ROOT)}:{text[: m.start()].count(chr(10)) + 1}"
         for folder in ("envs", "jaxmarl", "baselines")
