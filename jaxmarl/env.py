@@ -89,11 +89,6 @@ class _JitMethod:
         return self.__get__(instance)(*args, **kwargs)
 
 
-def _without_compiled_methods(state: dict[str, Any]) -> dict[str, Any]:
-    """An instance's attributes less ``jit_method``'s compiled methods, which are bound to it."""
-    return {k: v for k, v in state.items() if not k.startswith("_jit_method.")}
-
-
 @struct.dataclass
 class State:
     """Smallest environment state: the episode flag and the step counter.
@@ -138,8 +133,9 @@ class MultiAgentEnv:
         self.action_spaces: dict[str, spaces.Space] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        # copy.copy, deepcopy and pickle: a copy compiles its own methods.
-        return _without_compiled_methods(self.__dict__)
+        # copy.copy, deepcopy and pickle leave out jit_method's compiled methods, which are
+        # bound to this instance: a copy compiles its own.
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_jit_method.")}
 
     # ----------------------------------------------------------------- to override
     @jit_method

@@ -41,31 +41,18 @@ use_fast_cpu_rng()
 pytest_plugins = ["tests.worker_crashes"]
 
 
-def _memory_mappings() -> tuple[int, int] | None:
-    """(this process's memory mappings, the kernel's limit per process), where Linux tells."""
-    try:
-        with open("/proc/self/maps", "rb") as maps:
-            used = sum(1 for _ in maps)
-        with open("/proc/sys/vm/max_map_count") as limit:
-            return used, int(limit.read())
-    except OSError:
-        return None
-
-
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
-    """Drops JAX's in-memory compiled programs after a test module once the worker holds half
-    of the kernel's limit of memory mappings.
+    """Drops JAX's in-memory compiled programs after each test module.
 
     Each loaded XLA:CPU program holds a few memory mappings, and JAX's caches keep every program
     of a function that stays alive (a module-level ``jax.jit``, a cached env in a test module).
-    Over a worker's share of the suite that reached the limit (65,530 by default), and XLA:CPU
-    segfaulted in the next program it loaded (seen in CI; ``benchmarks/FINDINGS.md``). Released
-    only when needed, because later modules then recompile the programs that the persistent
-    cache does not hold (those that compiled in under half a second).
+    Over a worker's share of the suite that reached the kernel's limit of mappings per process
+    (65,530 by default), and XLA:CPU segfaulted in the next program it loaded (seen in CI;
+    ``benchmarks/FINDINGS.md``, which also has the timings: releasing after every module was
+    never slower than releasing once at half the limit, or never). Later modules that need a
+    program again read it from the persistent cache or compile it.
     """
     yield
-    mappings = _memory_mappings()
-    if mappings is None or mappings[0] > mappings[1] // 2:
-        jax.clear_caches()
-        gc.collect()
+    jax.clear_caches()
+    gc.collect()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jaxmarl.env import MultiAgentEnv, _without_compiled_methods
+from jaxmarl.env import MultiAgentEnv
 
 
 class Wrapper:
@@ -23,9 +23,8 @@ class Wrapper:
             raise AttributeError(name)
         return getattr(self._env, name)
 
-    def __getstate__(self) -> dict[str, Any]:
-        # copy.copy, deepcopy and pickle: a copy compiles its own methods (see jit_method).
-        return _without_compiled_methods(self.__dict__)
+    # A copy compiles its own methods, as an env's does (jit_method).
+    __getstate__ = MultiAgentEnv.__getstate__
 
     @property
     def unwrapped(self) -> MultiAgentEnv:
