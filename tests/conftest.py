@@ -49,9 +49,8 @@ def _release_compiled_programs():
     of a function that stays alive (a module-level ``jax.jit``, a cached env in a test module).
     Over a worker's share of the suite that reached the kernel's limit of mappings per process
     (65,530 by default), and XLA:CPU segfaulted in the next program it loaded (seen in CI;
-    ``benchmarks/FINDINGS.md``, which also has the timings: releasing after every module was
-    never slower than releasing once at half the limit, or never). Later modules that need a
-    program again read it from the persistent cache or compile it.
+    ``benchmarks/FINDINGS.md`` has the measurements and why it releases after every module).
+    Later modules that need a program again read it from the persistent cache or compile it.
     """
     yield
     jax.clear_caches()

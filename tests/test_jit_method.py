@@ -56,12 +56,13 @@ def test_copies_and_pickles_compile_their_own_methods():
     np.testing.assert_allclose(env.value(jnp.ones(2)), 2.0)
     # A wrapper's compiled methods stay behind too; the copy compiles its own.
     wrapped = LogWrapper(jaxmarl.make("MPE_simple_v3"))
-    wrapped.reset(jax.random.key(0))
+    obs, _ = wrapped.reset(jax.random.key(0))
     assert any(name.startswith("_jit_method.") for name in vars(wrapped))
     clone = copy.copy(wrapped)
     assert not any(name.startswith("_jit_method.") for name in vars(clone))
     assert clone.reset is not wrapped.reset
-    clone.reset(jax.random.key(0))
+    clone_obs, _ = clone.reset(jax.random.key(0))
+    jax.tree.map(np.testing.assert_array_equal, clone_obs, obs)
 
 
 def test_an_env_used_and_dropped_is_freed_with_its_programs():

@@ -27,7 +27,7 @@ _MAX_CRASH_RERUNS = 2  # in a session; more crashes than that is not bad luck bu
 _DUMP_LINES = 80
 
 
-def _log_path(config: pytest.Config, worker_id: str) -> Path:
+def _log_path(worker_id: str) -> Path:
     return Path(tempfile.gettempdir()) / f"jaxmarl-pytest-{os.getpid()}-{worker_id}.faults"
 
 
@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
             faulthandler.enable(file=config._jaxmarl_fault_file, all_threads=True)
         return
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_Controller(config), "jaxmarl_worker_crashes")
+        config.pluginmanager.register(_Controller(), "jaxmarl_worker_crashes")
 
 
 def _faulting_thread_first(dump: str) -> str:
@@ -55,8 +55,7 @@ def _faulting_thread_first(dump: str) -> str:
 class _Controller:
     """The controller's side: hands each worker a dump file, reruns crashed tests once."""
 
-    def __init__(self, config: pytest.Config):
-        self.config = config
+    def __init__(self) -> None:
         self.rerun: set[str] = set()
         self.crashes: list[tuple[str, str, bool, str]] = []  # (test id, worker, rerun, dump)
         self.paths: list[Path] = []
@@ -65,7 +64,7 @@ class _Controller:
     def pytest_configure_node(self, node) -> None:
         # A replacement worker gets the crashed one's id, so the controller's pid and a
         # counter keep their files apart.
-        path = _log_path(self.config, f"{node.gateway.id}-{len(self.paths)}")
+        path = _log_path(f"{node.gateway.id}-{len(self.paths)}")
         self.paths.append(path)
         node.workerinput["jaxmarl_fault_log"] = str(path)
 
