@@ -45,6 +45,8 @@ class CoinGameState:
             pickups in the outer episode so far).
         other_coins: ``[2]`` int32, coins of the other colour each agent picked up.
         returns: ``[2]`` float32, each agent's summed rewards in the outer episode so far.
+        inner_returns: ``[2]`` float32, each agent's summed rewards in the running inner game
+            so far (0 again after each inner boundary).
     """
 
     red_pos: jax.Array
@@ -56,6 +58,7 @@ class CoinGameState:
     own_coins: jax.Array
     other_coins: jax.Array
     returns: jax.Array
+    inner_returns: jax.Array
 
 
 class CoinGame(MultiAgentEnv):
@@ -88,7 +91,10 @@ class CoinGame(MultiAgentEnv):
     Reward: float32 per agent as above; with ``shared_rewards`` both agents get the sum.
 
     Infos (per environment scalars): ``inner_episode_done`` bool; ``mean_inner_return``
-    float32, the agents' mean return per completed inner game in this outer episode;
+    float32, the agents' mean return per completed inner game in this outer episode (the
+    running inner game is left out; 0 until the first inner game ends); ``inner_return``
+    float32, the agents' mean return of the inner game that ended at this step (0 on steps
+    where ``inner_episode_done`` is false);
     ``own_coin_fraction`` float32, the share of rewarded pickups that were of the picker's
     own colour (0 before any pickup); ``coins_collected`` int32, rewarded pickups so far.
 
@@ -191,6 +197,7 @@ class CoinGame(MultiAgentEnv):
             own_coins=jnp.zeros((2,), jnp.int32),
             other_coins=jnp.zeros((2,), jnp.int32),
             returns=jnp.zeros((2,), jnp.float32),
+            inner_returns=jnp.zeros((2,), jnp.float32),
         )
         return self.get_obs(state), state
 
@@ -237,6 +244,8 @@ class CoinGame(MultiAgentEnv):
             team = red_reward + blue_reward
             red_reward, blue_reward = team, team
         rewards_vec = jnp.stack([red_reward, blue_reward])
+        # The boundary step pays nothing, so this is the whole inner game's return there.
+        inner_returns = state.inner_returns + rewards_vec
         next_state = CoinGameState(
             red_pos=restart(cells[0], red_pos),
             blue_pos=restart(cells[1], blue_pos),
@@ -247,6 +256,7 @@ class CoinGame(MultiAgentEnv):
             own_coins=state.own_coins + own.astype(jnp.int32),
             other_coins=state.other_coins + other.astype(jnp.int32),
             returns=state.returns + rewards_vec,
+            inner_returns=jnp.where(inner_done, jnp.float32(0.0), inner_returns),
         )
         rewards = {self.agents[0]: red_reward, self.agents[1]: blue_reward}
         dones = {agent: outer_done for agent in self.agents}
@@ -256,16 +266,21 @@ class CoinGame(MultiAgentEnv):
             next_state,
             rewards,
             dones,
-            self._infos(next_state, inner_done),
+            self._infos(next_state, inner_done, inner_returns),
         )
 
-    def _infos(self, state: CoinGameState, inner_done: jax.Array) -> dict[str, jax.Array]:
+    def _infos(
+        self, state: CoinGameState, inner_done: jax.Array, inner_returns: jax.Array
+    ) -> dict[str, jax.Array]:
+        # Only completed inner games count: the running game's partial return is left out.
         games = jnp.maximum(self.outer_step(state), 1).astype(jnp.float32)
+        completed_return = jnp.mean(state.returns - state.inner_returns)
         collected = jnp.sum(state.own_coins + state.other_coins)
         own_fraction = jnp.sum(state.own_coins) / jnp.maximum(collected, 1).astype(jnp.float32)
         return {
             "inner_episode_done": inner_done,
-            "mean_inner_return": jnp.mean(state.returns) / games,
+            "mean_inner_return": completed_return / games,
+            "inner_return": jnp.where(inner_done, jnp.mean(inner_returns), jnp.float32(0.0)),
             "own_coin_fraction": own_fraction.astype(jnp.float32),
             "coins_collected": collected.astype(jnp.int32),
         }

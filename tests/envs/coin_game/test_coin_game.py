@@ -9,6 +9,7 @@ import pytest
 
 import jaxmarl
 from jaxmarl.envs.coin_game import CoinGameState
+from jaxmarl.wrappers import LogWrapper
 
 RIGHT, LEFT, UP, DOWN, STAY = range(5)
 
@@ -25,6 +26,7 @@ def board(env, red, blue, red_coin, blue_coin, step=0):
         own_coins=jnp.zeros((2,), jnp.int32),
         other_coins=jnp.zeros((2,), jnp.int32),
         returns=jnp.zeros((2,), jnp.float32),
+        inner_returns=jnp.zeros((2,), jnp.float32),
     )
 
 
@@ -150,3 +152,55 @@ def test_infos_are_scalars_per_env():
     _, state, _, _, infos = act(env, start, RIGHT, UP)  # red own coin, blue nothing
     assert float(infos["own_coin_fraction"]) == 1.0 and int(infos["coins_collected"]) == 1
     assert all(np.shape(v) == () for v in infos.values())
+
+
+# Where each player starts and moves to take the red coin (at [0, 1]), the blue coin (at
+# [2, 1]) or nothing; the coins are put back there before every step.
+TAKE = {"red": ([0, 0], RIGHT), "blue": ([2, 0], RIGHT), None: ([1, 0], STAY)}
+
+
+def test_log_wrapper_reports_inner_game_returns_and_own_coin_fraction():
+    """An outer episode of three inner games of three steps, with scripted pickups (default
+    payoffs: +1 per coin, -2 when the other takes yours; boundary steps pay nothing)."""
+    env = LogWrapper(jaxmarl.make("coin_game", num_inner_steps=3, num_outer_steps=3))
+    # (red takes, blue takes) per step; steps 3, 6 and 9 are inner boundaries.
+    script = [
+        ("red", None),  # (+1, 0)
+        ("red", "blue"),  # (+1, +1)
+        ("red", "blue"),  # boundary: (0, 0), not counted as pickups
+        (None, "red"),  # (-2, +1)
+        (None, None),
+        (None, None),  # boundary
+        ("blue", None),  # (+1, -2)
+        ("red", "blue"),  # (+1, +1)
+        (None, None),  # boundary; the outer episode ends
+        ("red", None),  # first step of the next outer episode
+    ]
+    # Inner games' agent-mean returns: (2 + 1) / 2 = 1.5, (-2 + 1) / 2 = -0.5, (2 - 1) / 2 = 0.5.
+    mean_inner = [0, 0, 1.5, 1.5, 1.5, 0.5, 0.5, 0.5, 0.5, 0]
+    inner_return = [0, 0, 1.5, 0, 0, -0.5, 0, 0, 0.5, 0]
+    # Own-colour pickups / all pickups so far (boundary steps' pickups are not counted).
+    own_fraction = [1, 1, 1, 3 / 4, 3 / 4, 3 / 4, 3 / 5, 5 / 7, 5 / 7, 1]
+    step = jax.jit(env.step)
+    _, state = env.reset(jax.random.key(0))
+    for t, (red, blue) in enumerate(script):
+        (red_at, red_move), (blue_at, blue_move) = TAKE[red], TAKE[blue]
+        inner = state.env_state.replace(
+            red_pos=jnp.asarray(red_at, jnp.int32),
+            blue_pos=jnp.asarray(blue_at, jnp.int32),
+            red_coin_pos=jnp.asarray([0, 1], jnp.int32),
+            blue_coin_pos=jnp.asarray([2, 1], jnp.int32),
+        )
+        actions = {"0": jnp.int32(red_move), "1": jnp.int32(blue_move)}
+        _, state, _, dones, infos = step(jax.random.key(t), state.replace(env_state=inner), actions)
+        where = f"step {t + 1}"
+        assert float(infos["mean_inner_return"]) == mean_inner[t], where
+        assert float(infos["inner_return"]) == inner_return[t], where
+        assert float(infos["own_coin_fraction"]) == pytest.approx(own_fraction[t]), where
+        assert bool(infos["inner_episode_done"]) == (inner_return[t] != 0), where
+        assert bool(dones["__all__"]) == (t == 8), where
+        if t == 8:  # the wrapper's outer-episode returns: red 1+1-2+1+1, blue 1+1-2+1
+            np.testing.assert_array_equal(infos["returned_episode_returns"], [2.0, 1.0])
+            assert int(infos["coins_collected"]) == 7
+    for name in ("mean_inner_return", "inner_return", "own_coin_fraction"):
+        assert infos[name].dtype == jnp.float32, name
