@@ -8,26 +8,10 @@ import numpy as np
 import pytest
 
 import jaxmarl
-from jaxmarl.envs.coin_game import CoinGameState
 from jaxmarl.wrappers import LogWrapper
+from tests.envs.coin_game.boards import board
 
 RIGHT, LEFT, UP, DOWN, STAY = range(5)
-
-
-def board(env, red, blue, red_coin, blue_coin, step=0):
-    cell = lambda p: jnp.asarray(p, jnp.int32)  # noqa: E731
-    return CoinGameState(
-        red_pos=cell(red),
-        blue_pos=cell(blue),
-        red_coin_pos=cell(red_coin),
-        blue_coin_pos=cell(blue_coin),
-        step=jnp.int32(step),
-        done=jnp.bool_(False),
-        own_coins=jnp.zeros((2,), jnp.int32),
-        other_coins=jnp.zeros((2,), jnp.int32),
-        returns=jnp.zeros((2,), jnp.float32),
-        inner_returns=jnp.zeros((2,), jnp.float32),
-    )
 
 
 def act(env, state, red, blue, key=0):
@@ -67,7 +51,7 @@ def test_moves_wrap_around():
         (DOWN, [0, 1], [2, 1]),
         (STAY, [2, 2], [2, 2]),
     ]:
-        _, state, *_ = act(env, board(env, start, [1, 0], *far), action, STAY)
+        _, state, *_ = act(env, board(start, [1, 0], *far), action, STAY)
         np.testing.assert_array_equal(state.red_pos, end)
 
 
@@ -88,18 +72,16 @@ def test_pickup_payoffs_follow_the_matrix(red_target, blue_target, expected):
     # Each player steps RIGHT from column 0 onto its target (a coin at column 1) or elsewhere.
     red = [coins[red_target][0], 0] if red_target else [1, 2]
     blue = [coins[blue_target][0], 0] if blue_target else [1, 2]
-    _, state, rewards, *_ = act(
-        env, board(env, red, blue, coins["red"], coins["blue"]), RIGHT, RIGHT
-    )
+    _, state, rewards, *_ = act(env, board(red, blue, coins["red"], coins["blue"]), RIGHT, RIGHT)
     assert (float(rewards["0"]), float(rewards["1"])) == expected
     shared = jaxmarl.make("coin_game", payoff_matrix=payoff, shared_rewards=True)
-    _, _, team, *_ = act(shared, board(env, red, blue, coins["red"], coins["blue"]), RIGHT, RIGHT)
+    _, _, team, *_ = act(shared, board(red, blue, coins["red"], coins["blue"]), RIGHT, RIGHT)
     assert float(team["0"]) == float(team["1"]) == sum(expected)
 
 
 def test_taken_coin_respawns_from_the_key():
     env = jaxmarl.make("coin_game")
-    start = board(env, [0, 0], [2, 2], [0, 1], [1, 1])
+    start = board([0, 0], [2, 2], [0, 1], [1, 1])
     _, state, *_ = act(env, start, RIGHT, STAY, key=3)
     respawn = jax.random.randint(jax.random.split(jax.random.key(3))[1], (2, 2), 0, 3)
     np.testing.assert_array_equal(state.red_coin_pos, respawn[0])
@@ -127,7 +109,7 @@ def test_inner_and_outer_boundaries():
 
 def test_egocentric_centres_each_agent_and_swaps_colours():
     env = jaxmarl.make("coin_game", egocentric=True, cnn=True)
-    state = board(env, [0, 0], [2, 1], [0, 2], [1, 1])
+    state = board([0, 0], [2, 1], [0, 2], [1, 1])
     obs = env.get_obs(state)
     for agent in env.agents:
         assert obs[agent][1, 1, 0] == 1 and obs[agent].sum() == 4
@@ -148,7 +130,7 @@ def test_jit_vmap_and_same_key_same_result():
 
 def test_infos_are_scalars_per_env():
     env = jaxmarl.make("coin_game", num_inner_steps=2, num_outer_steps=1)
-    start = board(env, [0, 0], [2, 2], [0, 1], [1, 1])
+    start = board([0, 0], [2, 2], [0, 1], [1, 1])
     _, state, _, _, infos = act(env, start, RIGHT, UP)  # red own coin, blue nothing
     assert float(infos["own_coin_fraction"]) == 1.0 and int(infos["coins_collected"]) == 1
     assert all(np.shape(v) == () for v in infos.values())
