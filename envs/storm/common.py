@@ -323,7 +323,10 @@ def coin_infos(collected: jax.Array) -> dict[str, jax.Array]:
     matrix's first and second type picked up so far in the outer episode)."""
     total = jnp.sum(collected)
     first = collected[0] / jnp.maximum(total, 1).astype(jnp.float32)
-    return {"coop_coin_fraction": first.astype(jnp.float32), "coins_collected": total}
+    return {
+        "coop_coin_fraction": first.astype(jnp.float32),
+        "coins_collected": total.astype(jnp.int32),
+    }
 
 
 class InnerOuterEnv(MultiAgentEnv):

@@ -181,7 +181,7 @@ class InTheMatrix(InnerOuterEnv):
 
     @property
     def _codes(self) -> jax.Array:
-        return FIRST_PLAYER + jnp.arange(self.num_agents)
+        return FIRST_PLAYER + jnp.arange(self.num_agents, dtype=jnp.int32)
 
     def _is_player(self, code: jax.Array) -> jax.Array:
         return (code >= FIRST_PLAYER) & (code < FIRST_PLAYER + self.num_agents)
