@@ -110,8 +110,26 @@ class Layout:
         return "\n".join("".join(row) for row in rows)
 
 
-def register_layout(name: str, text: str) -> None:
-    """Add a named layout (checked now) so that ``layout=name`` finds it."""
+def register_layout(name: str, text: str, overwrite: bool = False) -> None:
+    """Add a named layout (checked now) so that ``layout=name`` finds it in this process.
+
+    Args:
+        name: the layout's name (one line, no newline).
+        text: the ASCII layout (see ``parse_layout``).
+        overwrite: replace a layout already registered under ``name`` (a built-in one
+            included) instead of refusing.
+
+    Raises:
+        ValueError: ``name`` is taken and ``overwrite`` is false, ``name`` is not a one-line
+            string, or ``text`` is malformed.
+    """
+    if not isinstance(name, str) or not name.strip() or "\n" in name:
+        raise ValueError(f"overcooked: a layout name must be a one-line string, got {name!r}")
+    if name in overcooked_layouts and not overwrite:
+        raise ValueError(
+            f"overcooked: a layout named {name!r} is already registered; pick another name, "
+            f"or pass overwrite=True to replace it for the whole process"
+        )
     parse_layout(text, name=name)
     overcooked_layouts[name] = text
 
@@ -145,10 +163,13 @@ def get_layout(layout: Any) -> Layout:
 def parse_layout(text: str, name: str = "custom") -> Layout:
     """Parse and check ASCII layout text (symbols in the module docstring).
 
+    An agent's start cell is floor.
+
     Raises:
         ValueError: naming the row and character at fault: an unknown symbol, rows of
-            different widths, an agent off the floor's reach, a missing pot, dish pile,
-            onion pile or serving spot, or not exactly agents ``1`` and ``2``.
+            different widths, an agent marked twice or missing (not exactly agents ``1`` and
+            ``2``), a missing pot, serving spot, onion pile or dish pile, an agent on the
+            border (first or last row or column), or floor on the border.
     """
     lines = textwrap.dedent(text.strip("\n")).rstrip().split("\n")
     rows = [line.rstrip("\n") for line in lines]
@@ -214,27 +235,50 @@ def parse_layout(text: str, name: str = "custom") -> Layout:
 
 
 def _from_jaxmarl_dict(layout: Mapping[str, Any]) -> Layout:
-    """JaxMARL's flat-index layout dict (``height``, ``width``, ``wall_idx``, ...)."""
-    try:
-        height, width = int(layout["height"]), int(layout["width"])
-        grid = np.full(height * width, " ")
-        for i in np.asarray(layout["wall_idx"]).ravel():
-            grid[int(i)] = "X"
-        for key, symbol in (
-            ("goal_idx", "S"),
-            ("plate_pile_idx", "D"),
-            ("onion_pile_idx", "O"),
-            ("pot_idx", "P"),
-        ):
-            for i in np.asarray(layout[key]).ravel():
-                grid[int(i)] = symbol
-        agent_idx = np.asarray(layout["agent_idx"]).ravel()
-    except KeyError as error:
+    """JaxMARL's flat-index layout dict (``height``, ``width``, ``wall_idx``, ...).
+
+    Raises:
+        ValueError: a missing key, not exactly two ``agent_idx`` (v1 has two agents), or a
+            flat index outside the ``height * width`` grid (naming the key and the index).
+    """
+    keys = ("wall_idx", "goal_idx", "plate_pile_idx", "onion_pile_idx", "pot_idx", "agent_idx")
+    missing = [key for key in ("height", "width", *keys) if key not in layout]
+    if missing:
         raise ValueError(
             f"overcooked: a JaxMARL layout dict needs height, width, wall_idx, agent_idx, "
-            f"goal_idx, plate_pile_idx, onion_pile_idx and pot_idx; missing {error}"
-        ) from None
-    for i, index in enumerate(agent_idx[:NUM_AGENTS]):
+            f"goal_idx, plate_pile_idx, onion_pile_idx and pot_idx; missing {missing}"
+        )
+    height, width = layout["height"], layout["width"]
+    for key, value in (("height", height), ("width", width)):
+        if not _is_int(value) or value < 3:
+            raise ValueError(
+                f"overcooked: JaxMARL layout dict: {key} must be an int >= 3 (a closed "
+                f"kitchen), got {value!r}"
+            )
+    size = int(height) * int(width)
+    indices = {key: np.asarray(layout[key]).ravel().tolist() for key in keys}
+    for key, values in indices.items():
+        for index in values:
+            if not _is_int(index) or not 0 <= index < size:
+                raise ValueError(
+                    f"overcooked: JaxMARL layout dict: {key} holds {index!r}, outside the "
+                    f"{height}x{width} grid (flat indices 0..{size - 1}, row * width + column)"
+                )
+    if len(indices["agent_idx"]) != NUM_AGENTS:
+        raise ValueError(
+            f"overcooked: JaxMARL layout dict: agent_idx has {len(indices['agent_idx'])} "
+            f"entries {indices['agent_idx']}, need exactly {NUM_AGENTS} (overcooked "
+            f"v1 has two agents; use overcooked_v2 for more)"
+        )
+    grid = np.full(size, " ")
+    for key, symbol in zip(keys, ("X", "S", "D", "O", "P")):
+        grid[np.asarray(indices[key], int)] = symbol
+    for i, index in enumerate(indices["agent_idx"]):
         grid[int(index)] = _AGENT_SYMBOLS[i]
     text = "\n".join("".join(row) for row in grid.reshape(height, width))
     return parse_layout(text, name=str(layout.get("name", "custom")))
+
+
+def _is_int(value: Any) -> bool:
+    """Whether ``value`` is an integer (Python or NumPy), not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))

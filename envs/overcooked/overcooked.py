@@ -85,7 +85,7 @@ class Overcooked(MultiAgentEnv):
     last 40 steps). Tomato channels are always zero.
 
     Action: ``Discrete(6)``: north (up), south (down), east (right), west (left), stay,
-    interact.
+    interact. An action outside ``0..5`` is ``stay``.
 
     >>> env = jaxmarl.make("overcooked", layout="counter_circuit")
     >>> obs, state = env.reset(jax.random.key(0))
@@ -117,8 +117,14 @@ class Overcooked(MultiAgentEnv):
         """
         super().__init__(num_agents=2)
         self.layout: Layout = get_layout(layout)
-        if int(max_steps) != max_steps or max_steps < 1:
-            raise ValueError(f"overcooked: max_steps must be an integer >= 1, got {max_steps!r}")
+        number = isinstance(max_steps, (int, float, np.integer, np.floating)) and not (
+            isinstance(max_steps, (bool, np.bool_))
+        )
+        if not number or not float(max_steps).is_integer() or max_steps < 1:
+            raise ValueError(
+                f"overcooked: max_steps (the episode length) must be a positive int, got "
+                f"{max_steps!r} ({type(max_steps).__name__})"
+            )
         self.max_steps = int(max_steps)
         self.random_reset = bool(random_reset)
         self.random_agent_positions = bool(random_agent_positions)
@@ -160,8 +166,8 @@ class Overcooked(MultiAgentEnv):
             state = state.replace(agent_pos=floor[picks])
             if self.random_reset:
                 state = state.replace(
-                    agent_dir_idx=jax.random.randint(dir_key, (2,), 0, 4),
-                    agent_inv=jax.random.randint(inv_key, (2,), 0, 4),
+                    agent_dir_idx=jax.random.randint(dir_key, (2,), 0, 4, dtype=jnp.int32),
+                    agent_inv=jax.random.randint(inv_key, (2,), 0, 4, dtype=jnp.int32),
                     **self._random_pots(pot_key),
                 )
         return self.get_obs(state), state
@@ -187,7 +193,7 @@ class Overcooked(MultiAgentEnv):
         3 onions not yet cooking (cooking starts at the end of the first step), 19..0 cook
         with ``s`` steps remaining (0: ready).
         """
-        status = jax.random.randint(key, (len(self._pot_cells),), 0, 24)
+        status = jax.random.randint(key, (len(self._pot_cells),), 0, 24, dtype=jnp.int32)
         onions = jnp.minimum(23 - status, SOUP_ONIONS)
         tick = jnp.where(status < 20, COOK_TIME - status, -1)
         return {"pot_onions": onions.astype(jnp.int32), "pot_tick": tick.astype(jnp.int32)}
@@ -210,9 +216,11 @@ class Overcooked(MultiAgentEnv):
     ) -> tuple[OvercookedState, jax.Array, jax.Array]:
         """One step of overcooked-ai's ``get_state_transition`` (old dynamics).
 
-        Returns the next state (``step`` counted, ``done`` unchanged) and ``[2]`` float32
-        sparse and shaped rewards per agent.
+        ``actions`` is ``[2]`` int; an action outside ``0..5`` is ``stay``. Returns the next
+        state (``step`` counted, ``done`` unchanged) and ``[2]`` float32 sparse and shaped
+        rewards per agent.
         """
+        actions = jnp.where((actions >= 0) & (actions <= INTERACT), actions, STAY)
         # overcooked-ai judges a dish pickup against the pots at the start of the step.
         nonempty_pots = self._pots_for_dishes(state)
         sparse, shaped = [], []

@@ -56,6 +56,21 @@ def place(pos=((1, 1), (3, 1)), facing=(N, N), held=(EMPTY, EMPTY), pot=(0, -1),
     )
 
 
+def jaxmarl_dict(**changes):
+    """cramped_room as a JaxMARL layout dict, with some entries changed."""
+    layout = {
+        "height": 4,
+        "width": 5,
+        "wall_idx": [0, 1, 2, 3, 4, 5, 9, 10, 14, 15, 16, 17, 18, 19],
+        "agent_idx": [6, 8],
+        "goal_idx": [18],
+        "plate_pile_idx": [16],
+        "onion_pile_idx": [5, 9],
+        "pot_idx": [2],
+    }
+    return {**layout, **changes}
+
+
 def step(state, a0, a1):
     env, step_env, _ = kitchen()
     obs, state, rewards, dones, infos = step_env(
@@ -96,6 +111,11 @@ def test_pickup_from_piles_and_put_down_on_counters():
     full = place(pos=((1, 2), (3, 2)), facing=(S, S), held=(ONION, ONION))
     after, _, _ = step(full, USE, USE)
     np.testing.assert_array_equal(after.agent_inv, [ONION, ONION])
+    occupied = place(
+        pos=((1, 2), (3, 1)), facing=(W, N), held=(ONION, EMPTY), counter=[((0, 2), DISH)]
+    )
+    after, _, _ = step(occupied, USE, X)
+    assert int(after.agent_inv[0]) == ONION and int(after.counter_items[2, 0]) == DISH
 
 
 def test_pot_fills_cooks_and_plates():
@@ -184,6 +204,29 @@ def test_random_reset_options():
     ).all()
 
 
+def test_out_of_range_actions_are_stay():
+    start = place(pos=((1, 2), (2, 1)), facing=(E, W), held=(ONION, EMPTY))
+    stayed, _, _ = step(start, X, X)
+    for action in (-1, -4, 6, 7, 2**31 - 1, -(2**31)):
+        after, reward, shaped = step(start, action, action)
+        for field in ("agent_pos", "agent_dir_idx", "agent_inv", "counter_items", "pot_onions"):
+            np.testing.assert_array_equal(
+                getattr(after, field), getattr(stayed, field), f"action {action}: {field}"
+            )
+        assert reward == 0.0 and shaped == [0.0, 0.0]
+
+
+def test_random_reset_is_int32_under_x64():
+    with jax.enable_x64(True):
+        env = jaxmarl.make("overcooked", random_reset=True)
+        key = jax.random.key(0)
+        obs, state = jax.eval_shape(env.reset, key)
+        actions = {agent: jnp.int32(0) for agent in env.agents}
+        out = jax.eval_shape(env.step, key, state, actions)
+    dtypes = {str(leaf.dtype) for leaf in jax.tree.leaves((obs, state, out))}
+    assert dtypes <= {"int32", "float32", "bool"}, dtypes
+
+
 def test_urgency_channel_in_last_40_steps():
     env, _, _ = kitchen()
     state = place().replace(step=jnp.int32(360))
@@ -201,17 +244,7 @@ def test_custom_ascii_layout_and_jaxmarl_dict():
     env = jaxmarl.make("overcooked", layout=text)
     assert (env.height, env.width) == (4, 5)
     np.testing.assert_array_equal(env.layout.agent_pos, [[2, 1], [2, 2]])
-    jaxmarl_dict = {
-        "height": 4,
-        "width": 5,
-        "wall_idx": [0, 1, 2, 3, 4, 5, 9, 10, 14, 15, 16, 17, 18, 19],
-        "agent_idx": [6, 8],
-        "goal_idx": [18],
-        "plate_pile_idx": [16],
-        "onion_pile_idx": [5, 9],
-        "pot_idx": [2],
-    }
-    from_dict = jaxmarl.make("overcooked", layout=jaxmarl_dict)
+    from_dict = jaxmarl.make("overcooked", layout=jaxmarl_dict())
     assert from_dict.layout.to_text() == kitchen()[0].layout.to_text()
 
 
@@ -230,6 +263,56 @@ def test_custom_ascii_layout_and_jaxmarl_dict():
 def test_bad_layouts_fail_clearly(layout, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         jaxmarl.make("overcooked", layout=layout)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (
+            {"layout": jaxmarl_dict(agent_idx=[6, 8, 7])},
+            r"agent_idx has 3 entries \[6, 8, 7\], need exactly 2",
+        ),
+        ({"layout": jaxmarl_dict(agent_idx=[6])}, "agent_idx has 1 entries"),
+        (
+            {"layout": jaxmarl_dict(agent_idx=[6, 99])},
+            r"agent_idx holds 99, outside the 4x5 grid \(flat indices 0..19",
+        ),
+        ({"layout": jaxmarl_dict(pot_idx=[-1])}, "pot_idx holds -1, outside the 4x5 grid"),
+        ({"layout": jaxmarl_dict(goal_idx=[1.5])}, "goal_idx holds 1.5"),
+        ({"layout": jaxmarl_dict(width="5")}, "width must be an int >= 3"),
+        ({"layout": {"height": 4}}, "missing .*'width'"),
+        (
+            {"max_steps": "abc"},
+            r"max_steps \(the episode length\) must be a positive int, got 'abc'",
+        ),
+        ({"max_steps": 0}, "must be a positive int, got 0"),
+        ({"max_steps": 2.5}, "must be a positive int, got 2.5"),
+        ({"max_steps": True}, "must be a positive int, got True"),
+        ({"max_steps": float("nan")}, "must be a positive int, got nan"),
+    ],
+)
+def test_bad_input_fails_at_construction(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        jaxmarl.make("overcooked", **kwargs)
+
+
+def test_register_layout_refuses_to_replace_a_name(monkeypatch):
+    from jaxmarl.envs.overcooked import layouts
+
+    monkeypatch.setattr(layouts, "overcooked_layouts", dict(layouts.overcooked_layouts))
+    built_in = layouts.overcooked_layouts["cramped_room"]
+    text = "XXPXX\nO 1 D\nX 2 X\nXSXXX"
+    with pytest.raises(ValueError, match="'cramped_room' is already registered.*overwrite=True"):
+        layouts.register_layout("cramped_room", text)
+    assert layouts.overcooked_layouts["cramped_room"] == built_in
+    layouts.register_layout("my_kitchen", text)
+    assert jaxmarl.make("overcooked", layout="my_kitchen").layout.to_text() == text
+    with pytest.raises(ValueError, match="'my_kitchen' is already registered"):
+        layouts.register_layout("my_kitchen", built_in)
+    layouts.register_layout("cramped_room", text, overwrite=True)
+    assert jaxmarl.make("overcooked", layout="cramped_room").layout.to_text() == text
+    with pytest.raises(ValueError, match="one-line string"):
+        layouts.register_layout("two\nlines", text)
 
 
 def test_render_frames_and_gif(tmp_path):
