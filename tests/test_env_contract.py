@@ -6,7 +6,9 @@ bounds); values are finite; shapes, dtypes and weak types are stable across step
 does not retrace; episodes end at the time limit with ``truncated`` and an auto-reset; a given
 ``reset_state`` is honoured; ``with_terminal_obs`` returns the pre-reset observations.
 
-One jitted rollout per env id is shared by the checks (compiling dominates the cost).
+Besides every id with its defaults, ``VARIANTS`` runs the suite on constructor options that change
+shapes or code paths (player counts, layouts, observation kinds). One jitted rollout per case is
+shared by the checks (compiling dominates the cost).
 """
 
 from __future__ import annotations
@@ -24,13 +26,44 @@ from jaxmarl import spaces
 from jaxmarl.env import random_actions
 
 ENV_IDS = list(jaxmarl.registered_envs)
+# Non-default constructions, named "id[option=value, ...]": each shape-changing option of a
+# family that its defaults do not reach.
+VARIANTS = {
+    "hanabi[num_agents=3]": ("hanabi", dict(num_agents=3)),
+    "hanabi[num_agents=4]": ("hanabi", dict(num_agents=4)),
+    "hanabi[num_agents=5, card_knowledge=hle_bits]": (
+        "hanabi",
+        dict(num_agents=5, card_knowledge="hle_bits"),
+    ),
+    "storm[num_agents=8, fixed_coin_location=False]": (
+        "storm",
+        dict(num_agents=8, fixed_coin_location=False),
+    ),
+    "coin_game[cnn=True, egocentric=True]": ("coin_game", dict(cnn=True, egocentric=True)),
+    "switch_riddle[num_agents=4]": ("switch_riddle", dict(num_agents=4)),
+    "overcooked[layout=counter_circuit, random_reset=True]": (
+        "overcooked",
+        dict(layout="counter_circuit", random_reset=True),
+    ),
+    "overcooked_v2[layout=grounded_coord_ring, agent_view_size=2]": (
+        "overcooked_v2",
+        dict(layout="grounded_coord_ring", agent_view_size=2),
+    ),
+}
+CASES = ENV_IDS + list(VARIANTS)
 ROLLOUT_STEPS = 30
 BATCH = 3
 
 
+def base_id(case):
+    """The registered id a case builds."""
+    return VARIANTS[case][0] if case in VARIANTS else case
+
+
 @functools.cache
-def make_env(env_id):
-    return jaxmarl.make(env_id)
+def make_env(case):
+    env_id, kwargs = VARIANTS.get(case, (case, {}))
+    return jaxmarl.make(env_id, **kwargs)
 
 
 def rollout_steps(env_id):
@@ -96,13 +129,21 @@ def batched_rollouts(env_id):
 # and rolls out 1000-step episodes. They run here under the nightly mark; their family's tests
 # check the same contract on short episodes in CI (tests/envs/mabrax).
 NIGHTLY_IDS = {"ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3"}
+# Variants whose contract run costs minutes of CI (eight STORM players compile a step about three
+# times the size of two players'): nightly here; tests/envs/storm checks eight players in CI.
+NIGHTLY_VARIANTS = {"storm[num_agents=8, fixed_coin_location=False]"}
 # Ids whose eager step alone (hundreds of small ops, each compiled on its own) costs 15-30 s of
 # CI: their eager check runs nightly; every other contract check runs in CI.
 EAGER_NIGHTLY_IDS = NIGHTLY_IDS | {"jaxnav", "storm", "storm_np"}
 
 
 @pytest.fixture(
-    params=[pytest.param(i, marks=pytest.mark.nightly) if i in NIGHTLY_IDS else i for i in ENV_IDS]
+    params=[
+        pytest.param(c, marks=pytest.mark.nightly)
+        if base_id(c) in NIGHTLY_IDS or c in NIGHTLY_VARIANTS
+        else c
+        for c in CASES
+    ]
 )
 def env_id(request):
     return request.param
@@ -190,7 +231,10 @@ def test_same_key_same_trajectory_different_keys_differ(env_id):
 
 @pytest.mark.parametrize(
     "env_id",
-    [pytest.param(i, marks=pytest.mark.nightly) if i in EAGER_NIGHTLY_IDS else i for i in ENV_IDS],
+    [
+        pytest.param(c, marks=pytest.mark.nightly) if base_id(c) in EAGER_NIGHTLY_IDS else c
+        for c in CASES
+    ],
 )
 def test_jit_equals_eager(env_id):
     env = make_env(env_id)
@@ -218,7 +262,7 @@ MJX_DERIVED_PREFIXES = ("qacc", "qfrc", "efc_", "cacc", "cfrc", "actuator_")
 
 
 def assert_close_eager(env_id, jitted, eager):
-    if env_id not in NIGHTLY_IDS:
+    if base_id(env_id) not in NIGHTLY_IDS:
         chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
         return
     paths, tree = jax.tree_util.tree_flatten_with_path(jitted)
