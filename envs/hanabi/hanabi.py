@@ -331,9 +331,11 @@ class HanabiEnv(MultiAgentEnv):
                 (``colour * num_ranks + rank``); or ``(colour, rank)`` pairs ``[D, 2]``.
 
         Raises:
-            ValueError: the deck (when concrete) is not a permutation of the game's cards.
-                Under ``jit`` a traced deck cannot be checked here; validate it first with
-                ``deck_to_cards``.
+            ValueError: the deck (when concrete) has an entry out of range or not a whole
+                number (the message names its position, value and the valid range), or is not
+                a permutation of the game's cards. Under ``jit`` a traced deck cannot be
+                checked here; validate it first with ``deck_to_cards``.
+            TypeError: the deck (when concrete) is not numeric.
         """
         cards = self.deck_to_cards(deck)
         state = self._first_state(cards, jnp.arange(self.num_agents, dtype=_I32))
@@ -344,48 +346,72 @@ class HanabiEnv(MultiAgentEnv):
         return self.reset_from_deck(deck)
 
     def deck_to_cards(self, deck: Any) -> jax.Array:
-        """A deck in any of ``reset_from_deck``'s formats as card indices ``[D]`` int32,
-        checked to be a permutation of the game's cards when it is concrete."""
+        """A deck in any of ``reset_from_deck``'s formats as card indices ``[D]`` int32.
+
+        A concrete deck is checked: every entry a whole number in its range (card indices in
+        ``[0, C * R)``, colours in ``[0, C)``, ranks in ``[0, R)``, one-hot entries 0 or 1,
+        one 1 per card), and the cards a permutation of the game's. A traced deck (under
+        ``jit``) cannot be checked.
+
+        Raises:
+            TypeError: a concrete deck that is not numeric.
+            ValueError: a deck of the wrong shape; a concrete deck with an entry out of range
+                or not a whole number (the message names its position and value), or that is
+                not a permutation of the game's cards (the message names the wrong counts).
+        """
         shape = tuple(np.shape(deck))
         size, colors, ranks = self.deck_size, self.num_colors, self.num_ranks
-        deck = jnp.asarray(deck)
-        if shape == (size, colors, ranks):
-            flat = deck.reshape(size, colors * ranks)
-            cards = jnp.where(flat.any(axis=1), jnp.argmax(flat, axis=1), NO_CARD)
-        elif shape == (size, 2):
-            deck = deck.astype(_I32)
-            cards = deck[:, 0] * ranks + deck[:, 1]
-        elif shape == (size,):
-            cards = deck
-        else:
+        if shape not in ((size, colors, ranks), (size, 2), (size,)):
             raise ValueError(
                 f"Hanabi.reset_from_deck: deck of shape {shape}; expected one-hot "
                 f"({size}, {colors}, {ranks}), card indices ({size},) or (colour, rank) pairs "
                 f"({size}, 2)"
             )
+        concrete = not isinstance(deck, jax.core.Tracer)
+        if concrete:
+            self._check_deck_entries(np.asarray(deck))
+        deck = jnp.asarray(deck)
+        if len(shape) == 3:
+            flat = deck.reshape(size, colors * ranks)
+            cards = jnp.where(flat.any(axis=1), jnp.argmax(flat, axis=1), NO_CARD)
+        elif len(shape) == 2:
+            deck = deck.astype(_I32)
+            cards = deck[:, 0] * ranks + deck[:, 1]
+        else:
+            cards = deck
         cards = cards.astype(_I32)
-        if not isinstance(cards, jax.core.Tracer):
-            self._check_deck(np.asarray(deck), np.asarray(cards))
+        if concrete:
+            self._check_permutation(np.asarray(cards))
         return cards
 
-    def _check_deck(self, deck: np.ndarray, cards: np.ndarray) -> None:
-        if deck.ndim == 3 and not np.isin(deck, (0, 1)).all():
-            raise ValueError("Hanabi.reset_from_deck: a one-hot deck must hold only 0 and 1")
-        if deck.ndim == 3 and (deck.reshape(self.deck_size, -1).sum(axis=1) != 1).any():
-            raise ValueError("Hanabi.reset_from_deck: every one-hot card needs exactly one 1")
-        if deck.ndim == 2 and (
-            (deck[:, 0] < 0).any()
-            | (deck[:, 0] >= self.num_colors).any()
-            | (deck[:, 1] < 0).any()
-            | (deck[:, 1] >= self.num_ranks).any()
-        ):
-            raise ValueError(
-                f"Hanabi.reset_from_deck: colours must lie in [0, {self.num_colors}) and ranks "
-                f"in [0, {self.num_ranks})"
+    def _check_deck_entries(self, deck: np.ndarray) -> None:
+        """Every entry of a concrete deck is a whole number in its format's range."""
+        if deck.dtype.kind not in "biuf":
+            raise TypeError(
+                f"Hanabi.reset_from_deck: a deck of dtype {deck.dtype}; pass integers (card "
+                "indices, (colour, rank) pairs or a 0/1 one-hot array)"
             )
+        if deck.ndim == 3:
+            _check_whole_in_range(deck, 2, "one-hot entries")
+            ones = deck.reshape(self.deck_size, -1).sum(axis=1)
+            if (ones != 1).any():
+                i = int(np.argmax(ones != 1))
+                raise ValueError(
+                    f"Hanabi.reset_from_deck: deck[{i}] holds {int(ones[i])} ones; every "
+                    "one-hot card needs exactly one 1"
+                )
+        elif deck.ndim == 2:
+            _check_whole_in_range(deck[:, :1], self.num_colors, "colours")
+            _check_whole_in_range(deck[:, 1:], self.num_ranks, "ranks", column=1)
+        else:
+            formula = f" (colour * {self.num_ranks} + rank)"
+            _check_whole_in_range(deck, self.num_card_types, "card indices", formula)
+
+    def _check_permutation(self, cards: np.ndarray) -> None:
+        """The cards (all in range) are the game's cards in some order."""
         if np.array_equal(np.sort(cards), np.sort(self.full_deck)):
             return
-        have = np.bincount(np.clip(cards, 0, None), minlength=self.num_card_types)
+        have = np.bincount(cards, minlength=self.num_card_types)
         want = np.bincount(self.full_deck, minlength=self.num_card_types)
         wrong = [
             f"{self._card_name(t)}: {have[t]} (needs {want[t]})"
@@ -777,6 +803,26 @@ class HanabiEnv(MultiAgentEnv):
     def render(self, state: HanabiState) -> None:
         """Print the whole game (JaxMARL's ``render``); ``render_text`` returns the text."""
         print(self.render_text(state))
+
+
+def _check_whole_in_range(
+    values: np.ndarray, high: int, what: str, note: str = "", column: int | None = None
+) -> None:
+    """Raise a ``ValueError`` naming the first entry of ``values`` (part of a deck) that is
+    not a whole number in ``[0, high)``; ``column`` (of a ``[D, 2]`` deck) fixes its position."""
+    numbers = values.astype(np.float64)
+    whole = np.isfinite(numbers) & (numbers == np.round(numbers))
+    bad = ~whole | (numbers < 0) | (numbers >= high)
+    if not bad.any():
+        return
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    value = values[first].item()
+    problem = "is out of range" if whole[first] else "is not a whole number"
+    index = first if column is None else first[:-1] + (column,)
+    raise ValueError(
+        f"Hanabi.reset_from_deck: deck[{', '.join(map(str, index))}] = {value!r} {problem}; "
+        f"{what} must be integers in [0, {high}){note} (bad entries: {int(bad.sum())})"
+    )
 
 
 def _one_hot_cards(cards: jax.Array, num_card_types: int) -> jax.Array:

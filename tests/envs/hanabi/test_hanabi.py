@@ -7,6 +7,7 @@ Cards are ``colour * 5 + rank`` (colour R Y G W B = 0..4, rank 1..5 = 0..4). One
 from __future__ import annotations
 
 import functools
+import re
 
 import jax
 import jax.numpy as jnp
@@ -100,7 +101,7 @@ def test_bad_decks_are_refused_and_deck_formats_agree():
         env.reset_from_deck(duplicated)
     with pytest.raises(ValueError, match="deck of shape"):
         env.reset_from_deck(deck[:40])
-    with pytest.raises(ValueError, match="colours must lie"):
+    with pytest.raises(ValueError, match="colours must be integers in \\[0, 5\\)"):
         env.reset_from_deck(np.stack([deck // 5 + 5, deck % 5], axis=1))
     one_hot = np.eye(25, dtype=np.float32)[deck].reshape(50, 5, 5)
     two_ones = one_hot.copy()
@@ -115,6 +116,51 @@ def test_bad_decks_are_refused_and_deck_formats_agree():
         env.reset_from_deck_of_pairs(np.stack([deck // 5, deck % 5], axis=1)),
         by_index,
     )
+
+
+def with_entry(deck, index, value):
+    """A copy of ``deck`` with ``deck[index] = value`` (float only when ``value`` is)."""
+    changed = np.array(deck, dtype=np.result_type(deck, value))
+    changed[index] = value
+    return changed
+
+
+PAIRS = np.stack([FULL_DECK // 5, FULL_DECK % 5], axis=1)
+ONE_HOT = np.eye(25, dtype=np.int32)[FULL_DECK].reshape(50, 5, 5)
+INDICES = "card indices must be integers in [0, 25) (colour * 5 + rank)"
+COLOURS, RANKS = "colours must be integers in [0, 5)", "ranks must be integers in [0, 5)"
+ONE_HOT_BITS = "one-hot entries must be integers in [0, 2)"
+
+
+@pytest.mark.parametrize(
+    ("deck", "message"),
+    [
+        (with_entry(FULL_DECK, 0, -1), f"deck[0] = -1 is out of range; {INDICES}"),
+        (with_entry(FULL_DECK, 3, 25), f"deck[3] = 25 is out of range; {INDICES}"),
+        (with_entry(FULL_DECK, 7, 0.3), f"deck[7] = 0.3 is not a whole number; {INDICES}"),
+        (with_entry(FULL_DECK, 7, np.nan), f"deck[7] = nan is not a whole number; {INDICES}"),
+        (FULL_DECK + 0.3, f"deck[0] = 0.3 is not a whole number; {INDICES} (bad entries: 50)"),
+        (with_entry(PAIRS, (4, 0), -1), f"deck[4, 0] = -1 is out of range; {COLOURS}"),
+        (with_entry(PAIRS, (4, 1), 5), f"deck[4, 1] = 5 is out of range; {RANKS}"),
+        (with_entry(PAIRS, (9, 1), 1.5), f"deck[9, 1] = 1.5 is not a whole number; {RANKS}"),
+        (PAIRS + 0.3, f"deck[0, 0] = 0.3 is not a whole number; {COLOURS}"),
+        (with_entry(ONE_HOT, (2, 0, 0), 0.5), "deck[2, 0, 0] = 0.5 is not a whole number"),
+        (with_entry(ONE_HOT, (2, 0, 0), 2), f"deck[2, 0, 0] = 2 is out of range; {ONE_HOT_BITS}"),
+        (with_entry(ONE_HOT, (2, 0, 0), 0), "deck[2] holds 0 ones; every one-hot card needs"),
+    ],
+)
+def test_deck_entries_out_of_range_or_fractional_are_named(deck, message):
+    """Each bad entry is refused with its position, its value and the valid range, through
+    both of JaxMARL's names."""
+    env = make(2)
+    for reset in (env.reset_from_deck, env.reset_from_deck_of_pairs):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            reset(deck)
+
+
+def test_non_numeric_deck_is_a_type_error():
+    with pytest.raises(TypeError, match="dtype <U.*; pass integers"):
+        make(2).reset_from_deck(FULL_DECK.astype(str))
 
 
 def test_successful_play_and_misplay():
