@@ -25,7 +25,7 @@ def random_legal_mean_score(num_envs: int = 256, num_steps: int = 228) -> float:
     """
     env = jaxmarl.make("hanabi", num_agents=2)
     state, team_rewards, ended = make_rollout(env, num_envs, num_steps)(jax.random.key(1))
-    assert int(ended) > num_envs, int(ended)  # over a thousand finished games
+    assert int(ended) > num_envs, int(ended)  # several finished games per env
     finished = float(team_rewards.sum()) / env.num_agents - float(state.score.sum())
     return finished / int(ended)
 
