@@ -18,7 +18,8 @@ layout can be written as an indented triple-quoted string. ``overcooked_layouts`
 five kitchens of JaxMARL 0.2.0 with JaxMARL's start positions (four of them differ from
 overcooked-ai's own layout files; see ``README.md``). Pass your own text as
 ``jaxmarl.make("overcooked", layout=text)``, or register it here under a name with
-``register_layout``. JaxMARL's dict format (``wall_idx``, ``agent_idx``, ...) is accepted too.
+``register_layout`` (a name already taken, a built-in one included, needs ``overwrite=True``).
+JaxMARL's dict format (``wall_idx``, ``agent_idx``, ...) is accepted too.
 """
 
 from __future__ import annotations
