@@ -199,6 +199,8 @@ def flat_observations(obs: dict, agents: list[str]) -> jax.Array:
 
 
 RANK_LIMIT = 32  # largest n whose permutation is ranked rather than sorted (benchmarks: STORM)
+# Largest n ranked item by item; above it (8-player ``storm``'s 28 pairs) one comparison table.
+ITEMWISE_RANK_LIMIT = 21
 
 
 def _sort_rounds(n: int) -> int:
@@ -238,16 +240,39 @@ def permutation(key: jax.Array, n: int) -> jax.Array:
     """``[n]`` int32, equal to ``jax.random.permutation(key, n)``.
 
     Up to ``RANK_LIMIT`` items it ranks the random keys instead of sorting them (faster under
-    ``vmap`` on a CPU); above that the comparisons grow quadratically, so it calls JAX.
+    ``vmap`` on a CPU): item by item up to ``ITEMWISE_RANK_LIMIT``, then with one comparison
+    table; above ``RANK_LIMIT`` the comparisons grow quadratically, so it calls JAX.
     """
     if n > RANK_LIMIT or _sort_rounds(n) != 1:
         return jax.random.permutation(key, n).astype(jnp.int32)
+    if n > ITEMWISE_RANK_LIMIT:
+        return _permutation_by_table(key, n)
     ranks = _shuffle_ranks(key, n)
     # Ranks are a permutation: slot j holds the one item ranked j (a sum of selects rather
     # than a scatter, which is a serial loop on a CPU).
     return jnp.stack(
         [sum(jnp.where(rank == j, i, 0) for i, rank in enumerate(ranks)) for j in range(n)]
     ).astype(jnp.int32)
+
+
+def _permutation_by_table(key: jax.Array, n: int) -> jax.Array:
+    """``permutation`` from an ``[n, n]`` table of the same comparisons as ``_shuffle_ranks``.
+
+    The item-by-item form is thousands of scalar operations at this size, which XLA takes
+    far longer to compile (8-player ``storm``) while the table runs about as fast.
+    """
+    _, sort_key = rng.split(key)
+    bits = rng.bits32(sort_key, n)
+    item = jnp.arange(n, dtype=jnp.int32)
+    # before[i, j]: item j sorts before item i (smaller bits, or equal bits and lower index).
+    before = (bits[None, :] < bits[:, None]) | (
+        (bits[None, :] == bits[:, None]) & (item[None, :] < item[:, None])
+    )
+    rank = jnp.sum(before, axis=1, dtype=jnp.int32)
+    # Slot j holds the one item ranked j.
+    return jnp.sum(jnp.where(rank[None, :] == item[:, None], item[None, :], 0), axis=1).astype(
+        jnp.int32
+    )
 
 
 def first_of_permutation(key: jax.Array, n: int) -> jax.Array:

@@ -9,7 +9,7 @@ import pytest
 from jaxmarl.envs.storm import common
 
 
-@pytest.mark.parametrize("n", [1, 2, 12, 18, 28, 64, 2000])
+@pytest.mark.parametrize("n", [1, 2, 12, 18, 21, 22, 28, 32, 33, 64, 2000])
 def test_permutation_matches_jax_random(n):
     keys = jax.random.split(jax.random.key(n), 4)
     ours = jax.jit(jax.vmap(lambda k: common.permutation(k, n)))(keys)

@@ -171,6 +171,49 @@ def test_storm_pickup_counts_the_coin_kind():
     np.testing.assert_array_equal(after.inventory[0], [0, 1])
 
 
+def test_storm_8_players_pairs_interact_freeze_and_pay_as_jaxmarl():
+    """Eight players in four facing pairs on rows y = 0 and y = 3 (rows apart, so no beam
+    reaches another pair): (0, 1), (2, 3) and (6, 7) hold coins and zap each other; player 4
+    zaps player 5, who holds coins but stays. Over many step keys (JaxMARL tries only 8 of the
+    28 pairs, in a random order) each ready pair is frozen together in some steps and not in
+    others; the half-ready pair never is. Rewards are JaxMARL's: a player keeps the value of
+    the last pair it belongs to, (i, 7) for i < 7 and (6, 7) for player 7, so only pair
+    (6, 7) ever pays."""
+    env = jaxmarl.make("storm", num_agents=8)
+    _, state = env.reset(jax.random.key(0))
+    pos = [(0, 0, 1), (1, 0, 3), (4, 0, 1), (5, 0, 3), (4, 3, 1), (5, 3, 3), (0, 3, 1), (1, 3, 3)]
+    inventory = [[1, 0], [0, 1], [1, 1], [2, 0], [1, 0], [0, 1], [2, 0], [1, 1]]
+    state = place("storm", state, pos, inventory)
+    zap, stay = 3, 4
+    actions = act(env, zap, zap, zap, zap, zap, stay, zap, zap)
+    keys = jax.random.split(jax.random.key(1), 64)
+    step = jax.jit(jax.vmap(env.step_env, in_axes=(0, None, None)))
+    obs, after, rewards, _, _ = step(keys, state, actions)
+    freeze = np.asarray(after.freeze)  # [64, 8]: 5 where interacted, else -1 - 1
+    assert set(np.unique(freeze)) <= {5, -2}
+    frozen = freeze == 5
+    for i, j in [(0, 1), (2, 3), (6, 7)]:
+        np.testing.assert_array_equal(frozen[:, i], frozen[:, j])
+        assert frozen[:, i].any() and not frozen[:, i].all(), (i, j)
+    assert not frozen[:, 4:6].any()
+    # Pair (6, 7): player 6 gets share_6 @ payoff[0] @ share_7, player 7 payoff[1].
+    pay_6 = share(inventory[6]) @ DEFAULT_PAYOFF[0] @ share(inventory[7])  # [1, 0] . [.5, .5]
+    pay_7 = share(inventory[6]) @ DEFAULT_PAYOFF[1] @ share(inventory[7])
+    assert (pay_6, pay_7) == (1.5, 4.0)
+    paid = np.stack([np.asarray(rewards[a]) for a in env.agents], -1)  # [64, 8]
+    np.testing.assert_array_equal(paid[:, :6], 0.0)
+    np.testing.assert_array_equal(paid[:, 6], np.where(frozen[:, 6], pay_6, 0.0))
+    np.testing.assert_array_equal(paid[:, 7], np.where(frozen[:, 7], pay_7, 0.0))
+    # Nobody moved, and each observation lies in its space with all eight players' columns.
+    np.testing.assert_array_equal(after.pos, np.broadcast_to(np.asarray(pos), after.pos.shape))
+    for agent in env.agents:
+        assert obs[agent]["inventory"].shape == (64, 5, 8)
+        assert bool(jax.vmap(env.observation_space(agent).contains)(obs[agent]).all()), agent
+    # Player 7 sees its own holdings in column 0 and player 0's in its own column 7.
+    np.testing.assert_array_equal(obs["agent_7"]["inventory"][0, :2, 0], inventory[7])
+    np.testing.assert_array_equal(obs["agent_7"]["inventory"][0, :2, 7], inventory[0])
+
+
 # ----------------------------------------------------------------- storm_np
 def test_storm_np_zap_forward_pays_freezes_pair_and_respawns():
     env, step = env_and_step("storm_np")
