@@ -24,6 +24,7 @@ import pytest
 import jaxmarl
 
 DATA = pathlib.Path(__file__).parent / "data" / "hle_games.npz"
+JAXMARL_DATA = DATA.with_name("jaxmarl_games.npz")
 PLAYERS = (2, 3, 4, 5)
 
 
@@ -110,13 +111,50 @@ def v0_from_bits(obs_bits, num_players, env):
     return out
 
 
-def compare_games(num_players, games):
-    """Replay ``games`` (dicts as ``make_hle_reference.play_game`` returns) and assert parity.
+def compare_games(num_players, games, replays=None):
+    """Replay ``games`` (dicts as ``make_hle_reference.play_game`` returns) and assert parity
+    (``replays``: their replays here, when already done).
 
     Returns the number of steps compared (moves; observations are compared before the first
     move too).
     """
     bits_env, v0_env = envs(num_players)
+    noop_only = np.zeros(bits_env.num_moves, bool)
+    noop_only[bits_env.noop] = True
+    replays = replay_games(num_players, games) if replays is None else replays
+    for i, (g, ours) in enumerate(zip(games, replays, strict=True)):
+        steps = len(g["actions"])
+        where = f"{num_players} players, game {i}"
+        np.testing.assert_array_equal(ours["bits"], g["obs"], err_msg=f"{where}: hle bits")
+        np.testing.assert_allclose(
+            ours["v0"],
+            v0_from_bits(g["obs"], num_players, v0_env),
+            rtol=1e-6,
+            atol=1e-7,
+            err_msg=f"{where}: V0 belief",
+        )
+        legal, cur = ours["legal"], ours["cur_player"]
+        for t in range(steps):  # the mover's legal moves are HLE's; the others may only pass
+            np.testing.assert_array_equal(legal[t, cur[t]], g["legal"][t], err_msg=f"{where} t={t}")
+            others = np.delete(legal[t], cur[t], axis=0)
+            assert (others == noop_only).all(), f"{where} t={t}: off-turn moves besides no-op"
+        rewards = ours["reward"]
+        np.testing.assert_array_equal(rewards, np.repeat(g["rewards"][:, None], num_players, 1))
+        np.testing.assert_array_equal(ours["done"], g["terminal"])
+        np.testing.assert_array_equal(ours["terminated"], g["terminal"])
+        assert not ours["illegal"].any(), where
+        assert int(ours["score"][steps - 1]) == int(g["score"]), where
+        assert rewards[:, 0].sum() == g["score"], where
+    return sum(len(g["actions"]) for g in games)
+
+
+def replay_games(num_players, games):
+    """Replay ``games`` (dicts with a ``deck`` and ``actions``) here, in one jitted batch.
+
+    Returns one dict per game: ``bits``, ``v0``, ``legal`` and ``cur_player`` after the reset
+    and after every move (``[T + 1, ...]``), the rest after every move (``[T, ...]``).
+    """
+    bits_env = envs(num_players)[0]
     longest = max(len(g["actions"]) for g in games)
     decks = np.stack([g["deck"] for g in games]).astype(np.int32)
     for deck in decks:
@@ -125,33 +163,14 @@ def compare_games(num_players, games):
     for i, g in enumerate(games):
         actions[i, : len(g["actions"])] = g["actions"]
     first, trajectory = jax.device_get(replay_fn(num_players)(decks, actions))
-    noop_only = np.zeros(bits_env.num_moves, bool)
-    noop_only[bits_env.noop] = True
+    replays = []
     for i, g in enumerate(games):
         steps = len(g["actions"])
-        pick = lambda key: np.concatenate([first[key][i][None], trajectory[key][i][:steps]])
-        where = f"{num_players} players, game {i}"
-        np.testing.assert_array_equal(pick("bits"), g["obs"], err_msg=f"{where}: hle bits")
-        np.testing.assert_allclose(
-            pick("v0"),
-            v0_from_bits(g["obs"], num_players, v0_env),
-            rtol=1e-6,
-            atol=1e-7,
-            err_msg=f"{where}: V0 belief",
-        )
-        legal, cur = pick("legal"), pick("cur_player")
-        for t in range(steps):  # the mover's legal moves are HLE's; the others may only pass
-            np.testing.assert_array_equal(legal[t, cur[t]], g["legal"][t], err_msg=f"{where} t={t}")
-            others = np.delete(legal[t], cur[t], axis=0)
-            assert (others == noop_only).all(), f"{where} t={t}: off-turn moves besides no-op"
-        rewards = trajectory["reward"][i][:steps]
-        np.testing.assert_array_equal(rewards, np.repeat(g["rewards"][:, None], num_players, 1))
-        np.testing.assert_array_equal(trajectory["done"][i][:steps], g["terminal"])
-        np.testing.assert_array_equal(trajectory["terminated"][i][:steps], g["terminal"])
-        assert not trajectory["illegal"][i][:steps].any(), where
-        assert int(trajectory["score"][i][steps - 1]) == int(g["score"]), where
-        assert rewards[:, 0].sum() == g["score"], where
-    return sum(len(g["actions"]) for g in games)
+        replay = {key: values[i][:steps] for key, values in trajectory.items()}
+        for key, values in first.items():
+            replay[key] = np.concatenate([values[i][None], replay[key]])
+        replays.append(replay)
+    return replays
 
 
 def load_games(num_players):
@@ -181,10 +200,17 @@ def load_games(num_players):
     return games, text
 
 
+@functools.cache
+def recorded(num_players):
+    """The recorded HLE games, their text and their replays here (shared by the tests)."""
+    games, text = load_games(num_players)
+    return games, text, replay_games(num_players, games)
+
+
 @pytest.mark.parametrize("num_players", PLAYERS)
 def test_recorded_hle_games_match(num_players):
-    games, text = load_games(num_players)
-    steps = compare_games(num_players, games)
+    games, text, replays = recorded(num_players)
+    steps = compare_games(num_players, games, replays)
     assert steps > 250  # long games, not only early misplays
     assert any(g["score"] == 25 for g in games) and any(g["score"] == 0 for g in games)
     # HLE's text of every player's observation, every step of the first game.
@@ -200,6 +226,33 @@ def test_recorded_hle_games_match(num_players):
                 for p, a in enumerate(env.agents)
             }
             state = step(jax.random.key(0), state, moves)[1]
+
+
+@pytest.mark.parametrize("num_players", PLAYERS)
+def test_recorded_games_match_jaxmarl(num_players):
+    """JaxMARL 0.2.0's observations (V0 belief), legal moves of every agent, rewards, end flags
+    and final scores on three recorded HLE games (``make_jaxmarl_reference.py``)."""
+    reference = np.load(JAXMARL_DATA)
+    key = f"p{num_players}_"
+    picked = reference[key + "games"]
+    games, _, replays = recorded(num_players)
+    games, replays = [games[i] for i in picked], [replays[i] for i in picked]
+    env = envs(num_players)[1]
+    obs_at = np.cumsum([0] + [len(g["actions"]) + 1 for g in games])
+    move_at = np.cumsum([0] + [len(g["actions"]) for g in games])
+    legal = np.unpackbits(reference[key + "legal"], axis=-1, count=env.num_moves).astype(bool)
+    for i, ours in enumerate(replays):
+        where = f"{num_players} players, JaxMARL game {i}"
+        theirs = slice(obs_at[i], obs_at[i + 1])
+        np.testing.assert_allclose(
+            ours["v0"], reference[key + "obs"][theirs], rtol=1e-6, atol=1e-7, err_msg=where
+        )
+        np.testing.assert_array_equal(ours["legal"], legal[theirs], err_msg=where)
+        moves = slice(move_at[i], move_at[i + 1])
+        np.testing.assert_array_equal(ours["reward"][:, 0], reference[key + "rewards"][moves])
+        np.testing.assert_array_equal(ours["done"], reference[key + "dones"][moves], err_msg=where)
+        assert int(ours["score"][-1]) == int(reference[key + "score"][i]), where
+    assert sorted(reference[key + "score"])[::2] == [0, 25]  # a lost game and a perfect one
 
 
 @pytest.mark.nightly
