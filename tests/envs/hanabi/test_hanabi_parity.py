@@ -6,6 +6,8 @@ random-legal and careful random play, 2-5 players) are replayed here from their 
 card-knowledge modes (``hle_bits`` against HLE's encoder directly; ``v0_belief`` against the
 V0 belief recomputed below from HLE's bits and the cards seen in the same observation), and so
 are the legal moves of every player, the rewards, the end flag, the final score and HLE's text.
+Three of those games per player count are also compared with JaxMARL 0.2.0's env, as
+``make_jaxmarl_reference.py`` recorded them (``data/jaxmarl_games.npz``).
 
 The nightly test plays thousands of fresh HLE games live when ``hanabi_learning_environment``
 is installed (see ``make_hle_reference.py`` for how to build it).
