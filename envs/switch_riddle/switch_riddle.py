@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from jaxmarl import random_unrolled, spaces
@@ -82,11 +83,16 @@ class SwitchRiddle(MultiAgentEnv):
         reward_all_die: float = -1.0,
         reward_all_live: float = 1.0,
     ) -> None:
-        if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 3:
+        integer = isinstance(num_agents, (int, np.integer)) and not isinstance(
+            num_agents, (bool, np.bool_)
+        )
+        if not integer or num_agents < 3:
+            kind = "" if integer else f" of type {type(num_agents).__name__}, not an integer"
             raise ValueError(
-                f"switch_riddle needs num_agents >= 3 (an integer), got {num_agents!r}; "
-                "pass num_agents=3 or more"
+                f"switch_riddle needs num_agents >= 3 (a Python or NumPy integer), got "
+                f"{num_agents!r}{kind}; pass num_agents=3 or more"
             )
+        num_agents = int(num_agents)
         super().__init__(num_agents=num_agents)
         self.game_actions = dict(GAME_ACTIONS)
         self.game_actions_idx = {index: name for name, index in GAME_ACTIONS.items()}

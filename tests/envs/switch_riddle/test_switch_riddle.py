@@ -48,10 +48,31 @@ def test_defaults_agents_and_spaces():
         assert env.get_avail_actions(state)[agent].tolist() == [True] * 3
 
 
-@pytest.mark.parametrize("num_agents", [2, 0, -1, 3.0])
-def test_too_few_agents_is_a_clear_error(num_agents):
-    with pytest.raises(ValueError, match="num_agents >= 3.*pass num_agents=3 or more"):
+@pytest.mark.parametrize(
+    ("num_agents", "names"),
+    [
+        (2, ""),
+        (0, ""),
+        (-1, ""),
+        (np.int64(2), ""),
+        (3.0, "of type float, not an integer"),
+        (np.float32(4), "of type float32, not an integer"),
+        (True, "of type bool, not an integer"),
+        (np.bool_(True), "of type bool, not an integer"),
+        ("3", "of type str, not an integer"),
+    ],
+)
+def test_too_few_agents_is_a_clear_error(num_agents, names):
+    with pytest.raises(ValueError, match=f"num_agents >= 3.*{names}.*pass num_agents=3 or more"):
         jaxmarl.make("switch_riddle", num_agents=num_agents)
+
+
+@pytest.mark.parametrize("num_agents", [np.int64(4), np.int32(4), np.uint8(4)])
+def test_numpy_integer_agent_counts_are_accepted(num_agents):
+    env = jaxmarl.make("switch_riddle", num_agents=num_agents)
+    assert type(env.num_agents) is int and env.num_agents == 4
+    assert type(env.max_steps) is int and env.max_steps == 10
+    assert env.agents == [f"agent_{i}" for i in range(4)]
 
 
 def test_unknown_argument_is_an_error():
@@ -286,6 +307,66 @@ def test_optimal_protocol_tells_exactly_when_all_have_been_in_the_room():
     assert returns.mean() == pytest.approx(540 / 729)
     assert days.mean() == pytest.approx(394 / 81)
     assert Fraction(data["best_return"]) == Fraction(540, 729)
+
+
+def _decision_table(decisions: list[dict], num_agents: int, days: int) -> np.ndarray:
+    """``[agent, day, visits, lights, light]`` int32 actions of a ``HistoryProtocol`` table:
+    ``visits`` is the bit mask of the agent's earlier days in the room, ``lights`` that of the
+    light it saw on them; unlisted histories act nothing."""
+    table = np.full((num_agents, days, 1 << days, 1 << days, 2), NOTHING, np.int32)
+    for row in decisions:
+        visits = sum(1 << d for d in row["earlier_days"])
+        lights = sum(lt << d for d, lt in zip(row["earlier_days"], row["earlier_lights"]))
+        table[row["agent"], row["day"], visits, lights, row["light"]] = row["action"]
+    return table
+
+
+def test_optimal_protocol_in_the_jax_env_on_every_room_sequence():
+    """The JESP protocol of ``protocol_n3.json`` played through the JAX env (``env.step``,
+    the room of each day set through the state) on all 3^6 room sequences: per episode the
+    same return and length as the NumPy reference, and 540/729 on average (the optimum)."""
+    env = SwitchRiddle(num_agents=3)
+    n, days = env.num_agents, env.max_steps
+    data = json.loads((DATA / "protocol_n3.json").read_text())
+    table = jnp.asarray(_decision_table(data["decisions"], n, days))
+    sequences = np.array(list(itertools.product(range(n), repeat=days)), np.int32)
+
+    def episode(rooms):
+        _, state = env.reset(jax.random.key(0))
+
+        def body(carry, day):
+            state, visits, lights, alive, total, length, success = carry
+            room = rooms[day]
+            state = state.replace(agent_in_room=room)
+            obs = jnp.stack([env.get_obs(state)[a] for a in env.agents])  # [N, 2]
+            light = obs[room, 1]
+            action = table[room, day, visits[room], lights[room], light]
+            actions = {
+                a: jnp.where(i == room, action, NOTHING).astype(jnp.int32)
+                for i, a in enumerate(env.agents)
+            }
+            _, state, rewards, dones, infos = env.step(jax.random.key(day), state, actions)
+            total = total + jnp.where(alive, rewards["agent_0"], 0.0)
+            length = length + alive.astype(jnp.int32)
+            success = success | (alive & infos["success"])
+            visits = visits.at[room].set(visits[room] | (1 << day))
+            lights = lights.at[room].set(lights[room] | (light << day))
+            alive = alive & ~dones["__all__"]
+            return (state, visits, lights, alive, total, length, success), None
+
+        zeros = jnp.zeros(n, jnp.int32)
+        alive, total, length, success = jnp.bool_(True), jnp.float32(0), jnp.int32(0), False
+        init = (state, zeros, zeros, alive, total, length, jnp.bool_(success))
+        (*_, alive, total, length, success), _ = jax.lax.scan(body, init, jnp.arange(days))
+        return total, length, success, alive
+
+    returns, lengths, success, alive = jax.jit(jax.vmap(episode))(jnp.asarray(sequences))
+    reference = enumerate_protocol(n, lambda: HistoryProtocol(n, data["decisions"]))
+    assert not np.asarray(alive).any()  # every episode ended within the 6 days
+    np.testing.assert_array_equal(returns, reference[:, 0])
+    np.testing.assert_array_equal(lengths, reference[:, 1])
+    np.testing.assert_array_equal(success, reference[:, 0] > 0)
+    assert Fraction(int(np.sum(returns)), len(sequences)) == Fraction(540, 729)
 
 
 def test_one_pass_step_refuses_unknown_keywords():
