@@ -21,7 +21,7 @@ _EXPORTS = {
     "DISCRETE_ACTS": "jaxnav_env",
     "GridMap": "maps",
     "MAP_IDS": "maps",
-    # render imports matplotlib/imageio only when called (optional ``viz`` extra).
+    # render imports imageio only when a GIF is saved (optional ``viz`` extra).
     "render_frame": "render",
     "save_gif": "render",
 }

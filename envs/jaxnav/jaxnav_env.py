@@ -124,7 +124,9 @@ class JaxNav(MultiAgentEnv):
         ``goal_rew`` on reaching the goal (within ``goal_radius``); ``coll_rew`` on a
         collision with a wall or robot; ``dt_rew`` per step while active; ``lidar_rew`` when a
         range is within ``rad + lidar_thresh``; ``weight_w |w|`` when ``|w| > lim_w``. Each
-        robot gets ``rew_lambda * own + (1 - rew_lambda) * mean(all)``.
+        robot gets ``rew_lambda * own + (1 - rew_lambda) * mean(all)``; with
+        ``share_only_sparse`` the team part is the mean of the sparse terms only (goal
+        reward on arrival, collision, time).
     Termination: without ``evaporating`` a crashed robot stops where it is and a robot at its
         goal keeps driving; the episode ends when every robot has reached its goal or crashed
         (``infos["terminated"]``) or at ``max_steps`` (``infos["truncated"]``). With
@@ -362,9 +364,10 @@ class JaxNav(MultiAgentEnv):
             reached=reached,
             crashed=crashed,
         )
-        own = self.individual_rewards(old, state, command, collisions, goal_reached)
+        own, sparse = self.individual_rewards(old, state, command, collisions, goal_reached)
         team = own.mean()
-        rew = state.rew_lambda * own + (1 - state.rew_lambda) * team
+        shared = sparse.mean() if self.share_only_sparse else team
+        rew = state.rew_lambda * own + (1 - state.rew_lambda) * shared
         rewards = {a: rew[i] for i, a in enumerate(self.agents)}
         dones = {a: done[i] for i, a in enumerate(self.agents)}
         dones["__all__"] = ep_done
@@ -373,7 +376,12 @@ class JaxNav(MultiAgentEnv):
         return self.get_obs(state), state, rewards, dones, infos
 
     def individual_rewards(self, old: State, new: State, command, collisions, goal_reached):
-        """``[n]`` float32 reward of each robot before team mixing (JaxMARL's terms)."""
+        """Each robot's reward before team mixing (JaxMARL's terms) and its sparse part.
+
+        Returns ``(total, sparse)``, both ``[n]`` float32: ``sparse`` is the goal reward on
+        reaching the goal, the collision reward and the time penalty (JaxMARL's
+        ``Reward.sparse``; the rest, progress, turning and lidar proximity, is dense).
+        """
         progress = self.weight_g * (
             jnp.linalg.norm(old.pos - old.goal, axis=1)
             - jnp.linalg.norm(new.pos - old.goal, axis=1)
@@ -387,7 +395,9 @@ class JaxNav(MultiAgentEnv):
         r_time = self.dt_rew * (~(old.goal_reached | old.move_term))
         r_lidar = self.too_close(new) * self.lidar_rew
         total = r_goal + r_coll + r_turn + r_time + r_lidar
-        return (total * (~old.done)).astype(jnp.float32)
+        sparse = jnp.where(goal_reached, r_goal, 0.0) + r_coll + r_time
+        active = ~old.done
+        return (total * active).astype(jnp.float32), (sparse * active).astype(jnp.float32)
 
     def _infos(self, old, new, map_hits, agent_hits, collisions, time_up):
         ep_done, goal_reached = new.ep_done, new.goal_reached
@@ -412,9 +422,9 @@ class JaxNav(MultiAgentEnv):
         else:
             infos = dict(
                 NumC=num_c,
-                GoalR=first_goal.sum(),
-                AgentC=agent_c.sum(),
-                MapC=map_c.sum(),
+                GoalR=first_goal.sum(dtype=jnp.int32),
+                AgentC=agent_c.sum(dtype=jnp.int32),
+                MapC=map_c.sum(dtype=jnp.int32),
                 TimeO=time_o.sum().astype(jnp.int32),
             )
             agent_terminated = {a: old.done[i] for i, a in enumerate(self.agents)}
@@ -611,7 +621,7 @@ def _make_map(map_id: str, num_agents: int, rad: float, params: dict) -> GridMap
             int(params.get("smoothing_upper_count", 3)),
             int(params.get("smoothing_lower_count", 1)),
         )
-        kwargs["sample_test_case_type"] = "grid"
+        kwargs["sample_test_case_type"] = "barn"
         kwargs["valid_path_check"] = True
     if fixed is not None:
         if fixed.ndim != 3 or not np.isin(fixed, (0, 1)).all():
@@ -640,37 +650,25 @@ def _make_map(map_id: str, num_agents: int, rad: float, params: dict) -> GridMap
 
 
 def _check_placeable(grid: GridMap) -> None:
-    """Raise if no start/goal placement can exist (sampling would never end)."""
-    clear = grid.rad * grid.start_pad
-    if grid.sample_test_case_type == "grid":
-        # A start cell and a different goal cell per robot.
-        need = 2 if grid.num_agents == 1 else 2 * grid.num_agents
-        what = "free cells"
-    else:
-        # A start disc of radius rad * start_pad per robot fits in a free cell.
-        need = grid.num_agents
-        what = "free cells wide enough for a start"
-        if 2 * clear > grid.cell_size:
-            need = 0 if grid.fixed_maps is None else grid.num_agents
+    """Raise if the sampler can never place every robot's start and goal (a reset would not
+    end). Fixed maps are checked one by one; generated maps through the map without inner
+    walls, which is drawn with positive probability and admits every case another map does."""
     if grid.fixed_maps is not None:
-        free = (grid.fixed_maps == 0).reshape(grid.fixed_maps.shape[0], -1).sum(1)
-        worst = int(free.min())
-        if worst < need:
-            raise ValueError(
-                f"map {int(free.argmin())} of {grid.map_id!r} has {worst} {what}, fewer than "
-                f"the {need} needed to place {grid.num_agents} robots' starts and goals; use a "
-                "map with more free cells or fewer agents"
-            )
+        for index, map_data in enumerate(grid.fixed_maps):
+            problem = grid.placement_problem(map_data)
+            if problem is not None:
+                which = "the map" if len(grid.fixed_maps) == 1 else f"map {index}"
+                raise ValueError(
+                    f"{which} of {grid.map_id!r} ({map_data.shape[1]}x{map_data.shape[0]}, "
+                    f"{grid.sample_test_case_type!r} cases): cannot place {grid.num_agents} "
+                    f"robots' starts and goals: {problem}; free more cells, use fewer agents "
+                    "or change map_params"
+                )
         return
-    inner = (grid.width - 2) * (grid.height - 2)
-    span = np.array([grid.width, grid.height]) * grid.cell_size - 2 * (grid.cell_size + grid.rad)
-    if inner < need or (span <= 0).any():
-        raise ValueError(
-            f"a {grid.width}x{grid.height} map has {inner} inner cells, too few to place "
-            f"{grid.num_agents} robots' starts and goals; use a larger map_size or fewer agents"
-        )
     # Random starts must be 2 rad start_pad apart: beyond a quarter of the area covered by
     # such discs, drawing them one by one rarely succeeds and resets would take forever.
+    low, high, _, _, clear = grid.random_case_limits
+    span = high - low
     if grid.sample_test_case_type == "random" and grid.num_agents * np.pi * clear**2 > 0.25 * (
         span.prod()
     ):
@@ -679,4 +677,13 @@ def _check_placeable(grid: GridMap) -> None:
             f"crowd the {span[0]:.1f} x {span[1]:.1f} m start area of a {grid.width}x"
             f"{grid.height} map too much to place by random sampling; use a larger map_size, "
             "fewer agents or map_params sample_test_case_type='grid'"
+        )
+    empty = np.ones((grid.height, grid.width), np.int32)
+    empty[1:-1, 1:-1] = 0
+    problem = grid.placement_problem(empty)
+    if problem is not None:
+        raise ValueError(
+            f"a {grid.width}x{grid.height} {grid.map_id!r} map cannot place {grid.num_agents} "
+            f"robots' starts and goals even without inner walls: {problem}; use a larger "
+            "map_size, fewer agents or change map_params"
         )

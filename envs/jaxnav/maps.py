@@ -3,7 +3,8 @@
 A map is an ``int32`` occupancy grid ``map_data[y, x]`` (1 = wall) whose cells are
 ``cell_size`` metres wide; world coordinates are metres with the origin at the grid's
 lower-left corner, so the point ``(x, y)`` lies in cell ``floor((x, y) / cell_size)``.
-Generated maps have a wall border.
+Generated maps have a wall border; for collisions and the lidar, cells outside the grid count
+as walls, so maps given as data need no border.
 
 Robots are convex polygons (``footprint="polygon"``, JaxMARL's default square of side 0.5 m)
 or discs of radius ``rad`` (``footprint="circle"``, map id ``Grid-Rand``).
@@ -43,6 +44,15 @@ MAP_IDS = (
 CANDIDATES = 32
 # Goal discs are checked against walls with this radius (JaxMARL's ``Map.goal_radius``).
 GOAL_CLEARANCE = 0.3
+# BARN cases (JaxMARL's ``GridMapBarn``): starts and goals lie on cells more than this many
+# cells (Chebyshev) from every wall, and the goal more than BARN_MIN_CELLS cells from the
+# start along x or y.
+BARN_INFLATE = 2
+BARN_MIN_CELLS = 19
+# Placement check (NumPy, at construction): candidate points per cell side, and per axis at
+# most.
+LATTICE_PER_CELL = 8
+LATTICE_MAX = 160
 _NEIGHBOURS = ((0, 1), (0, -1), (1, 0), (-1, 0))
 
 
@@ -82,6 +92,44 @@ def cell_squares(cells: jax.Array, size: float) -> jax.Array:
     return cells[..., None, :] + size * corners
 
 
+def dilate(walls: Any, radius: int, xp: Any = jnp) -> Any:
+    """Cells ``[H, W]`` bool within ``radius`` cells (Chebyshev) of a wall in ``walls``.
+
+    Cells outside the grid are not walls here (JaxMARL's obstacle inflation). ``xp`` is
+    ``jax.numpy`` or ``numpy``.
+    """
+    height, width = walls.shape
+    padded = xp.pad(walls, radius)
+    near = walls
+    for dy in range(-radius, radius + 1):
+        for dx in range(-radius, radius + 1):
+            near = (
+                near | padded[radius + dy : radius + dy + height, radius + dx : radius + dx + width]
+            )
+    return near
+
+
+def component_labels(free: np.ndarray) -> np.ndarray:
+    """``[H, W]`` int labels of the 4-connected regions of ``free`` cells (-1: not free), NumPy."""
+    height, width = free.shape
+    labels = np.full(free.shape, -1, np.int64)
+    count = 0
+    for y, x in zip(*np.nonzero(free)):
+        if labels[y, x] >= 0:
+            continue
+        labels[y, x] = count
+        stack = [(y, x)]
+        while stack:
+            cy, cx = stack.pop()
+            for dy, dx in _NEIGHBOURS:
+                ny, nx = cy + dy, cx + dx
+                if 0 <= ny < height and 0 <= nx < width and free[ny, nx] and labels[ny, nx] < 0:
+                    labels[ny, nx] = count
+                    stack.append((ny, nx))
+        count += 1
+    return labels
+
+
 def component_mask(free: jax.Array, start: jax.Array) -> jax.Array:
     """Cells ``[H, W]`` bool 4-connected to cell ``start`` (``[x, y]``) through ``free`` cells."""
     height, width = free.shape
@@ -119,8 +167,9 @@ class GridMap:
         fill: most walls drawn inside the border, as a fraction of the free cells.
         footprint: ``"polygon"`` or ``"circle"``.
         coords: ``[V, 2]`` polygon footprint in the robot frame (polygon robots).
-        sample_test_case_type: ``"random"`` (continuous starts/goals, JaxMARL's default) or
-            ``"grid"`` (cell centres).
+        sample_test_case_type: ``"random"`` (continuous starts/goals, JaxMARL's default),
+            ``"grid"`` (cell centres) or ``"barn"`` (``Grid-Rand-Barn``: cell corners away
+            from inflated walls, far apart).
         start_pad: starts keep ``rad * start_pad`` clear of walls and of other starts.
         min_dist_to_goal, max_dist_to_goal: start-goal distance range (``"random"``).
         valid_path_check: only accept a goal connected to its start through free cells.
@@ -187,11 +236,12 @@ class GridMap:
         return jnp.any(touch & self._occupied(map_data, cells), axis=-1)
 
     def _occupied(self, map_data: jax.Array, cells: jax.Array) -> jax.Array:
-        """Wall flags of cells ``[..., 2]`` (x, y); cells outside the grid count as free."""
+        """Wall flags of cells ``[..., 2]`` (x, y); cells outside the grid count as walls, as
+        for the lidar, so a robot cannot leave a map that has no wall border."""
         height, width = map_data.shape
         xs, ys = cells[..., 0], cells[..., 1]
         inside = (xs >= 0) & (xs < width) & (ys >= 0) & (ys < height)
-        return inside & (map_data[jnp.clip(ys, 0, height - 1), jnp.clip(xs, 0, width - 1)] == 1)
+        return ~inside | (map_data[jnp.clip(ys, 0, height - 1), jnp.clip(xs, 0, width - 1)] == 1)
 
     def agent_collisions(self, pos: jax.Array, theta: jax.Array) -> jax.Array:
         """``[n]`` bool: whether each robot touches any other robot."""
@@ -224,7 +274,7 @@ class GridMap:
 
     def sample_map(self, key: jax.Array) -> jax.Array:
         """Draw an ``[H, W]`` int32 map."""
-        return self.map_from_uniform(jax.random.uniform(key, (self.map_draws,)))
+        return self.map_from_uniform(jax.random.uniform(key, (self.map_draws,), jnp.float32))
 
     def map_from_uniform(self, u: jax.Array) -> jax.Array:
         """The map for uniform draws ``u`` ``[map_draws]``.
@@ -280,7 +330,7 @@ class GridMap:
         def body(carry):
             _, key, _, _ = carry
             key, draw_key = jax.random.split(key)
-            u = jax.random.uniform(draw_key, (self.map_draws + self.case_draws,))
+            u = jax.random.uniform(draw_key, (self.map_draws + self.case_draws,), jnp.float32)
             map_data = self.map_from_uniform(u[: self.map_draws])
             valid, case = self.case_from_uniform(u[self.map_draws :], map_data)
             return valid, key, map_data, case
@@ -297,19 +347,37 @@ class GridMap:
     @property
     def case_draws(self) -> int:
         """Uniform numbers one case needs."""
-        if self.sample_test_case_type == "grid":
+        if self.sample_test_case_type in ("grid", "barn"):
             return self.num_agents * (2 * self.width * self.height + 2)
         return self.num_agents * CANDIDATES * 6
 
     def sample_case(self, key: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Draw starts and goals on ``map_data``: ``(valid, case [n, 2, 3])``."""
-        return self.case_from_uniform(jax.random.uniform(key, (self.case_draws,)), map_data)
+        return self.case_from_uniform(
+            jax.random.uniform(key, (self.case_draws,), jnp.float32), map_data
+        )
 
     def case_from_uniform(self, u: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Starts and goals for uniform draws ``u`` ``[case_draws]``: ``(valid, case)``."""
         if self.sample_test_case_type == "grid":
             return self._grid_case(u.reshape(self.num_agents, -1), map_data)
+        if self.sample_test_case_type == "barn":
+            return self._barn_case(u, map_data)
         return self._random_case(u.reshape(self.num_agents, CANDIDATES, 6), map_data)
+
+    @property
+    def random_case_limits(self) -> tuple[np.ndarray, np.ndarray, float, float, float]:
+        """``random`` cases' draw box ``(low [2], high [2])`` (m), start-goal distance range
+        ``(min_dist, max_dist)`` and start clearance ``rad * start_pad``."""
+        low = np.full(2, self.cell_size + self.rad, np.float32)
+        high = self.size_m - self.cell_size - self.rad
+        min_dist = self.min_dist_to_goal if self.min_dist_to_goal is not None else 1 + self.rad
+        max_dist = (
+            self.max_dist_to_goal
+            if self.max_dist_to_goal is not None
+            else self.height * self.cell_size - 1 - self.rad
+        )
+        return low, high, float(min_dist), float(max_dist), self.rad * self.start_pad
 
     def _random_case(self, u: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Continuous starts and goals, agent after agent (JaxMARL's ``random`` cases).
@@ -318,15 +386,8 @@ class GridMap:
         a time until one is valid: the same distribution, without a loop). ``u``:
         ``[n, CANDIDATES, 6]`` uniforms.
         """
-        size = jnp.asarray(self.size_m)
-        low, high = self.cell_size + self.rad, size - self.cell_size - self.rad
-        min_dist = self.min_dist_to_goal if self.min_dist_to_goal is not None else 1 + self.rad
-        max_dist = (
-            self.max_dist_to_goal
-            if self.max_dist_to_goal is not None
-            else self.height * self.cell_size - 1 - self.rad
-        )
-        clear = self.rad * self.start_pad
+        low, high, min_dist, max_dist, clear = self.random_case_limits
+        low, high = jnp.asarray(low), jnp.asarray(high)
 
         def draw(u):
             start = low + u[:, 0:2] * (high - low)
@@ -404,6 +465,171 @@ class GridMap:
         xy = (xy + 0.5) * self.cell_size
         theta = jnp.pi * (2 * u[:, -2:, None] - 1)
         return ok, jnp.concatenate([xy, theta], axis=-1)
+
+    def _barn_case(self, u: jax.Array, map_data: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """One robot's start and goal on a BARN map (JaxMARL's ``barn_test_case``).
+
+        Walls are inflated by ``BARN_INFLATE`` cells; the start is a uniformly drawn cell
+        outside the inflation, the goal one connected to it through such cells and more than
+        ``BARN_MIN_CELLS`` cells from it along x or y. Both lie at their cell's lower-left
+        corner, as in JaxMARL, with headings in multiples of pi/2. ``u``: ``[2 H W + 2]``.
+        """
+        free = ~dilate(map_data == 1, BARN_INFLATE)
+        cells = free.size
+        start = jnp.argmax(jnp.where(free.ravel(), u[:cells], -1.0))
+        start_xy = jnp.array([start % self.width, start // self.width])
+        region = component_mask(free, start_xy)
+        ys, xs = np.mgrid[: self.height, : self.width]
+        far = (jnp.abs(xs - start_xy[0]) > BARN_MIN_CELLS) | (
+            jnp.abs(ys - start_xy[1]) > BARN_MIN_CELLS
+        )
+        allowed = (region & far).ravel()
+        goal = jnp.argmax(jnp.where(allowed, u[cells : 2 * cells], -1.0))
+        ok = jnp.any(free) & jnp.any(allowed)
+        picked = jnp.stack([start, goal])
+        xy = jnp.stack([picked % self.width, picked // self.width], -1).astype(jnp.float32)
+        quarter = jnp.minimum(jnp.floor(u[-2:] * 4), 3.0) - 2.0  # -2 ... 1: in [-pi, pi)
+        theta = quarter * (jnp.pi / 2)
+        case = jnp.concatenate([xy * self.cell_size, theta[:, None]], axis=-1)
+        return ok, case[None]
+
+    # ------------------------------------------------------------------ placement check
+    def placement_problem(self, map_data: np.ndarray) -> str | None:
+        """Why no start/goal case can be drawn on ``map_data`` (NumPy), or ``None``.
+
+        Applies the sampler's rules without compiling anything. ``grid`` and ``barn`` cases
+        are checked exactly (free cells, distinct cells, connected regions). ``random``
+        cases are searched on a lattice of ``cell_size / LATTICE_PER_CELL`` spacing, robot
+        after robot: a case found there satisfies every rule with room to spare, so the
+        sampler draws one with positive probability; a map whose only cases fall between the
+        lattice points (slivers thinner than the spacing) is reported too.
+        """
+        grid = np.asarray(map_data)
+        if self.sample_test_case_type == "grid":
+            return self._grid_placement_problem(grid == 0)
+        if self.sample_test_case_type == "barn":
+            free = ~dilate(grid == 1, BARN_INFLATE, np)
+            labels = component_labels(free)
+            for label in range(labels.max() + 1):
+                ys, xs = np.nonzero(labels == label)
+                if max(np.ptp(xs), np.ptp(ys)) > BARN_MIN_CELLS:
+                    return None
+            return (
+                f"no two cells {BARN_MIN_CELLS + 1} cells apart along x or y are connected "
+                f"through cells more than {BARN_INFLATE} cells from every wall (JaxMARL's BARN "
+                "start and goal rule)"
+            )
+        return self._random_placement_problem(grid)
+
+    def _grid_placement_problem(self, free: np.ndarray) -> str | None:
+        # Each robot needs a start and a different goal cell; starts are distinct, goals are
+        # distinct (a goal may be another robot's start). m robots fit in a region of c >= 2
+        # cells if m <= c (goals: the starts shifted by one).
+        if self.valid_path_check:
+            labels = component_labels(free)
+            sizes = np.bincount(labels[labels >= 0], minlength=1)
+            capacity = int(sizes[sizes >= 2].sum())
+            where = "in regions of 2 or more connected free cells (valid_path_check)"
+        else:
+            count = int(free.sum())
+            capacity = count if count >= 2 else 0
+            where = "on the free cells"
+        if capacity >= self.num_agents:
+            return None
+        return (
+            f"{self.num_agents} robots need a start and a different goal cell each {where}, "
+            f"and there is room for {capacity}"
+        )
+
+    def _random_placement_problem(self, grid: np.ndarray) -> str | None:
+        low, high, *_ = self.random_case_limits
+        if (high < low).any():
+            return (
+                f"the start area (cells more than cell_size + rad = {low[0]:.2f} m from the "
+                "map's edge) is empty"
+            )
+        # Cell centres first (enough on most maps), then the fine lattice with the box edges.
+        centres = [
+            c[(c >= lo) & (c <= hi)]
+            for c, lo, hi in zip(
+                [(np.arange(n) + 0.5) * self.cell_size for n in (self.width, self.height)],
+                low,
+                high,
+            )
+        ]
+        spacing = max(self.cell_size / LATTICE_PER_CELL, float((high - low).max()) / LATTICE_MAX)
+        fine = [np.unique(np.append(np.arange(lo, hi, spacing), hi)) for lo, hi in zip(low, high)]
+        problem = None
+        for axes in (centres, fine):
+            points = np.stack(np.meshgrid(*axes), -1).reshape(-1, 2).astype(np.float64)
+            problem = self._lattice_placement_problem(points, grid)
+            if problem is None:
+                return None
+        return problem
+
+    def _lattice_placement_problem(self, points: np.ndarray, grid: np.ndarray) -> str | None:
+        """Place the robots one by one on candidate ``points`` ``[P, 2]`` by the sampler's
+        ``random`` rules (first start, then first goal, in lattice order)."""
+        low, high, min_dist, max_dist, clear = self.random_case_limits
+        if not len(points):
+            return "no candidate points"
+        wall_gap = self._wall_distance(points, grid, max(clear, GOAL_CLEARANCE))
+        starts, goals = points[wall_gap > clear], points[wall_gap > GOAL_CLEARANCE]
+        if not len(starts):
+            return f"no start point keeps rad * start_pad = {clear:.2f} m clear of walls"
+        if not len(goals):
+            return f"no goal point keeps {GOAL_CLEARANCE} m clear of walls"
+        # A goal on the draw box's edge is also reached by clipping from any farther point.
+        on_edge = ((goals == low) | (goals == high)).any(1)
+        near_dist, far_dist = sorted((min_dist, max_dist))
+        labels = component_labels(grid == 0) if self.valid_path_check else None
+
+        def region(p: np.ndarray) -> np.ndarray:
+            cell = np.floor(p / self.cell_size).astype(int)
+            return labels[cell[:, 1], cell[:, 0]]
+
+        for agent in range(self.num_agents):
+            pair = None
+            for first in range(0, len(starts), 16):
+                chunk = starts[first : first + 16]
+                delta = chunk[:, None] - goals[None]
+                dist = np.sqrt(delta[..., 0] ** 2 + delta[..., 1] ** 2)
+                ok = (dist > 2 * self.rad) & (dist < far_dist) & ((dist >= near_dist) | on_edge)
+                if labels is not None:
+                    ok &= region(chunk)[:, None] == region(goals)[None]
+                rows = np.nonzero(ok.any(1))[0]
+                if rows.size:
+                    pair = chunk[rows[0]], goals[np.argmax(ok[rows[0]])]
+                    break
+            if pair is None:
+                if agent:
+                    return (
+                        f"only {agent} of {self.num_agents} robots' starts and goals fit "
+                        f"2 rad start_pad = {2 * clear:.2f} m apart"
+                    )
+                path = ", connected through free cells," if labels is not None else ""
+                return (
+                    f"no start and goal{path} are more than 2 rad = {2 * self.rad:.2f} m "
+                    f"apart at a distance the sampler draws ({near_dist:.2f} to {far_dist:.2f} m)"
+                )
+            keep_start = np.linalg.norm(starts - pair[0], axis=-1) > 2 * clear
+            keep_goal = np.linalg.norm(goals - pair[1], axis=-1) > 2 * clear
+            starts, goals, on_edge = starts[keep_start], goals[keep_goal], on_edge[keep_goal]
+        return None
+
+    def _wall_distance(self, points: np.ndarray, grid: np.ndarray, reach: float) -> np.ndarray:
+        """Distance (m) from ``points`` ``[P, 2]`` to the nearest wall cell within ``reach``
+        (cells outside the grid are walls), ``inf`` beyond it; NumPy."""
+        window = int(np.ceil(reach / self.cell_size)) + 1
+        padded = np.pad(grid, window, constant_values=1)
+        offsets = np.arange(-window, window + 1)
+        offsets = np.stack(np.meshgrid(offsets, offsets), -1).reshape(-1, 2)
+        cells = np.floor(points / self.cell_size).astype(int)[:, None] + offsets  # [P, C, 2]
+        corners = cells * self.cell_size
+        nearest = np.clip(points[:, None], corners, corners + self.cell_size)
+        dist = np.linalg.norm(nearest - points[:, None], axis=-1)
+        wall = padded[cells[..., 1] + window, cells[..., 0] + window] == 1
+        return np.where(wall, dist, np.inf).min(-1)
 
 
 def parse_map_rows(rows: Any) -> np.ndarray:

@@ -9,6 +9,7 @@ robots of side 0.5 m, dt 0.1 s, goal radius 0.5 m, lambda 0.5) through one jitte
 from __future__ import annotations
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -307,7 +308,61 @@ def test_sampled_lambda_weights_the_reward():
     np.testing.assert_allclose(rewards["agent_0"], 0.25 * own0 + 0.75 * team, atol=1e-5)
 
 
+def test_share_only_sparse_shares_the_sparse_terms_only():
+    env, step, _ = env_and_step(share_only_sparse=True)
+    grid = empty_map()
+    # Robot 0 reaches its goal (as in test_goal_reached_reward_and_metrics). Robot 1 drives
+    # 0.1 m toward a far goal 0.35 m below the top wall: progress and lidar proximity
+    # (dense) plus the time penalty (sparse).
+    state = make_state(
+        env, [[3.0, 3.0], [5.0, 9.65]], [0.0, 0.0], [[3.55, 3.0], [8.0, 9.65]], grid,
+        [[1, 0], [1, 0]],
+    )  # fmt: skip
+    _, _, rewards, _, infos = step(jax.random.key(0), state, act(env, [[1.0, 0.0], [1.0, 0.0]]))
+    own0 = 4.0 - 0.01  # goal reward and time penalty: all sparse
+    own1 = 0.25 * 0.1 - 0.01 - 0.1
+    sparse_team = (own0 + -0.01) / 2  # the mean of the sparse parts only
+    np.testing.assert_allclose(rewards["agent_0"], 0.5 * own0 + 0.5 * sparse_team, atol=1e-5)
+    np.testing.assert_allclose(rewards["agent_1"], 0.5 * own1 + 0.5 * sparse_team, atol=1e-5)
+
+
+def test_no_64_bit_values_or_promotion_warnings_under_x64():
+    # Traced with jax.eval_shape: nothing is compiled.
+    with jax.enable_x64(True), warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # e.g. a float64 -> float32 scatter
+        for by_agent in (True, False):
+            env = jaxmarl.make("jaxnav", info_by_agent=by_agent, lidar_num_beams=8)
+            key = jax.random.key(0)
+            _, state = jax.eval_shape(env.reset, key)
+            actions = {a: jnp.zeros((2,), jnp.float32) for a in env.agents}
+            out = jax.eval_shape(env.step, key, state, actions)
+            wide = [
+                (jax.tree_util.keystr(path), leaf.dtype)
+                for path, leaf in jax.tree_util.tree_leaves_with_path((state, out))
+                if str(leaf.dtype) in ("int64", "uint64", "float64")
+            ]
+            assert not wide, (by_agent, wide)
+
+
 # ---------------------------------------------------------------------- maps
+def test_outside_the_grid_is_a_wall_for_collisions_and_lidar():
+    env, step, get_obs = env_and_step()
+    grid = np.zeros((11, 11), np.int32)  # no wall border
+    # Robot 0 faces the grid's right edge (x = 11) from 0.32 m away at 1 m/s: after 0.1 m its
+    # front edge is past it.
+    state = make_state(
+        env, [[10.68, 5.5], [5.5, 5.5]], [0.0, 0.0], [[1.5, 1.5], [2.5, 2.5]], grid,
+        [[1, 0], [0, 0]],
+    )  # fmt: skip
+    forward = np.argmin(np.abs(np.asarray(env.lidar_angles)))
+    reading = (float(get_obs(state)["agent_0"][forward]) + 0.5) * env.lidar_max_range
+    spacing = float(env.lidar_ranges[1] - env.lidar_ranges[0])
+    assert 0.32 <= reading < 0.32 + spacing  # the lidar sees the edge as a wall ...
+    _, s1, _, _, infos = step(jax.random.key(0), state, act(env, [[1.0, 0.0], [0.0, 0.0]]))
+    np.testing.assert_array_equal(infos["MapC"], [1, 0])  # ... and so do collisions
+    assert bool(s1.move_term[0])
+
+
 def _reset_checks(env, key=0):
     obs, state = jax.jit(env.reset)(jax.random.key(key))
     grid = np.asarray(state.map_data)
@@ -360,6 +415,38 @@ def test_map_given_as_data_and_other_map_ids():
     assert np.isfinite(np.asarray(state.pos)).all()
 
 
+def test_barn_starts_clear_of_walls_and_goals_far_and_connected():
+    env = jaxmarl.make(
+        "jaxnav",
+        num_agents=1,
+        map_id="Grid-Rand-Barn",
+        lidar_num_beams=8,
+        map_params={"map_size": (30, 30), "fill": 0.4},
+    )
+    from jaxmarl.envs.jaxnav.maps import component_labels, dilate
+
+    keys = jax.random.split(jax.random.key(0), 24)
+    _, states = jax.jit(jax.vmap(env.reset))(keys)
+    still = {"agent_0": jnp.zeros((len(keys), 2), jnp.float32)}
+    _, _, _, _, infos = jax.jit(jax.vmap(env.step_env))(keys, states, still)
+    # Standing still on the first step, no robot touches a wall (JaxMARL inflates the walls
+    # by 2 cells of 0.15 m before drawing starts; the Jackal is 0.51 x 0.43 m).
+    assert int(np.sum(infos["MapC"])) == 0
+    assert (np.asarray(states.map_data).sum((1, 2)) > 4 * 29).any()  # some maps have walls
+    # Start and goal: cell corners on cells 3+ cells from every wall, connected through such
+    # cells, more than 19 cells apart along x or y; headings in multiples of pi/2.
+    starts = np.round(np.asarray(states.pos[:, 0]) / 0.15).astype(int)
+    goals = np.round(np.asarray(states.goal[:, 0]) / 0.15).astype(int)
+    np.testing.assert_allclose(starts * 0.15, states.pos[:, 0], atol=1e-5)
+    for grid, start, goal in zip(np.asarray(states.map_data), starts, goals):
+        labels = component_labels(~dilate(grid == 1, 2, np))
+        assert labels[start[1], start[0]] >= 0
+        assert labels[goal[1], goal[0]] == labels[start[1], start[0]]
+        assert np.abs(goal - start).max() > 19
+    quarters = np.asarray(states.theta[:, 0]) / (np.pi / 2)
+    np.testing.assert_allclose(quarters, np.round(quarters), atol=1e-6)
+
+
 # ---------------------------------------------------------------------- errors
 @pytest.mark.parametrize(
     "kwargs, error, match",
@@ -369,7 +456,12 @@ def test_map_given_as_data_and_other_map_ids():
         (dict(lidar_num_beams=0), ValueError, "lidar_num_beams"),
         (dict(act_type="discrete"), ValueError, "act_type"),
         (dict(map_params={"map_size": (11, 11), "fil": 0.3}), TypeError, "fil"),
-        (dict(num_agents=10, map_params={"map_size": (3, 3)}), ValueError, "too few"),
+        (dict(num_agents=10, map_params={"map_size": (3, 3)}), ValueError, "crowd"),
+        (
+            dict(num_agents=4, map_params={"map_size": (3, 5), "sample_test_case_type": "grid"}),
+            ValueError,
+            "room for 3",  # 3 inner cells
+        ),
         (dict(num_agents=40), ValueError, "crowd"),
         (
             dict(map_id="Grid-Buffer", map_params={"map_grids": np.ones((2, 5, 5), np.int32)}),
@@ -385,13 +477,99 @@ def test_bad_configuration_raises_before_compiling(kwargs, error, match, compile
     assert compiles() == [], "the constructor compiled before raising"
 
 
-def test_map_where_starts_cannot_be_placed(compiles):
-    walls = np.ones((6, 6), np.int32)
-    walls[2, 2] = 0  # one free cell for two robots' starts and goals
-    rows = [" ".join(str(v) for v in row) for row in walls]
-    with pytest.raises(ValueError, match="free cells"):
-        jaxmarl.make("jaxnav", map_id="Grid-Rand-Poly-Single", map_params={"map_data": rows})
+def _walls_with_free(shape, free_cells):
+    grid = np.ones(shape, np.int32)
+    for y, x in free_cells:
+        grid[y, x] = 0
+    return grid
+
+
+# Maps on which the sampler can never place a case (a reset would never end), each with the
+# reason the error names.
+_UNPLACEABLE = {
+    # One free cell for two robots' starts and goals.
+    "one cell, two robots": (
+        dict(map_id="Grid-Rand-Poly-Single"),
+        {"map_data": _walls_with_free((6, 6), [(2, 2)])},
+        "no start and goal",
+    ),
+    # One free cell: a start keeping 0.45 m from the walls and a goal keeping 0.3 m lie
+    # within 0.05 m and 0.2 m of the centre, never more than 2 rad = 0.6 m apart.
+    "one cell, one robot": (
+        dict(num_agents=1, map_id="Grid-Rand-Poly-Single"),
+        {"map_data": _walls_with_free((3, 3), [(1, 1)])},
+        "more than 2 rad = 0.60 m apart",
+    ),
+    # Two isolated free cells: enough cells, but no goal cell connected to a start cell.
+    "isolated cells, path check": (
+        dict(num_agents=1, map_id="Grid-Buffer"),
+        {
+            "map_grids": np.stack(
+                [_walls_with_free((5, 5), [(1, 1), (1, 2), (3, 3)])] * 2
+                + [_walls_with_free((5, 5), [(1, 1), (3, 3)])]
+            ),
+            "sample_test_case_type": "grid",
+            "valid_path_check": True,
+        },
+        "map 2 of 'Grid-Buffer'.*room for 0",
+    ),
+    # Two one-cell pockets 2 m apart: a start and a goal 2 m apart fit, but the path
+    # check needs them in the same pocket, where they are never 0.6 m apart.
+    "two pockets, path check": (
+        dict(num_agents=1, map_id="Grid-Rand-Poly-Single"),
+        {"map_data": _walls_with_free((5, 5), [(2, 1), (2, 3)]), "valid_path_check": True},
+        "connected through free cells",
+    ),
+    # JaxMARL's BARN rule keeps start and goal 20 cells apart on cells 3 cells from walls:
+    # an 11 x 11 grid (its default map_size) has no such pair.
+    "BARN, default size": (dict(num_agents=1, map_id="Grid-Rand-Barn"), None, "20 cells apart"),
+}
+
+
+@pytest.mark.parametrize("name", list(_UNPLACEABLE))
+def test_map_where_starts_cannot_be_placed(name, compiles):
+    kwargs, map_params, match = _UNPLACEABLE[name]
+    if map_params is not None:
+        kwargs = dict(kwargs, map_params=map_params)
+    with pytest.raises(ValueError, match=match):
+        jaxmarl.make("jaxnav", **kwargs)
     assert compiles() == []
+
+
+def test_placement_check_accepts_tight_but_possible_maps(compiles):
+    # The same rules admit these: each is one free-cell or lattice step from the maps above.
+    two_cells = _walls_with_free((5, 5), [(1, 1), (1, 2)])
+    kwargs = dict(num_agents=2, map_id="Grid-Buffer")
+    grid_cases = {"sample_test_case_type": "grid", "valid_path_check": True}
+    # Two robots swap two connected cells (the start of one is the goal of the other).
+    jaxmarl.make("jaxnav", **kwargs, map_params={"map_grids": two_cells, **grid_cases})
+    # The two pockets without the path check; a 1 m corridor with it.
+    single = dict(num_agents=1, map_id="Grid-Rand-Poly-Single")
+    pockets = _walls_with_free((5, 5), [(2, 1), (2, 3)])
+    jaxmarl.make("jaxnav", **single, map_params={"map_data": pockets})
+    corridor = _walls_with_free((3, 7), [(1, x) for x in range(1, 6)])
+    jaxmarl.make("jaxnav", **single, map_params={"map_data": corridor, "valid_path_check": True})
+    jaxmarl.make("jaxnav", **_SHORT_CORRIDOR)
+    jaxmarl.make("jaxnav", num_agents=1, map_id="Grid-Rand-Barn", map_params={"map_size": (27, 11)})
+    assert compiles() == []
+
+
+# A 2 x 1 m corridor, rad 0.35 m, start_pad 1: starts and goals are drawn in the box
+# [1.35, 2.65] x [1.35, 1.65], whose diagonal is shorter than the least start-goal distance
+# drawn (1 + rad = 1.35 m). Only a goal clipped to the box's edge (0.35 m from the walls) fits.
+_SHORT_CORRIDOR = dict(
+    num_agents=1,
+    rad=0.35,
+    map_id="Grid-Rand-Poly-Single",
+    lidar_num_beams=8,
+    map_params={"map_data": _walls_with_free((3, 4), [(1, 1), (1, 2)]), "start_pad": 1.0},
+)
+
+
+def test_tight_map_accepted_by_the_check_resets():
+    env = jaxmarl.make("jaxnav", **_SHORT_CORRIDOR)
+    state = _reset_checks(env)
+    assert float(state.goal[0, 0]) in (pytest.approx(1.35), pytest.approx(2.65))
 
 
 _COMPILE_EVENTS: list[str] = []
