@@ -499,10 +499,11 @@ class GridMap:
 
         Applies the sampler's rules without compiling anything. ``grid`` and ``barn`` cases
         are checked exactly (free cells, distinct cells, connected regions). ``random``
-        cases are searched on a lattice of ``cell_size / LATTICE_PER_CELL`` spacing, robot
-        after robot: a case found there satisfies every rule with room to spare, so the
-        sampler draws one with positive probability; a map whose only cases fall between the
-        lattice points (slivers thinner than the spacing) is reported too.
+        cases are searched on a lattice of ``cell_size / LATTICE_PER_CELL`` spacing (cell
+        centres first), robot after robot: the rules are strict inequalities, so around a
+        case found there the sampler draws valid ones with positive probability; a map whose
+        only cases fall between the lattice points (slivers thinner than the spacing) is
+        reported too.
         """
         grid = np.asarray(map_data)
         if self.sample_test_case_type == "grid":
