@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import pathlib
+import re
 import sys
 import warnings
 
@@ -23,6 +25,7 @@ import pytest
 from brax.envs.base import State as BraxState
 
 import jaxmarl
+import jaxmarl.envs.mabrax
 from jaxmarl.env import random_actions
 from jaxmarl.envs.mabrax import factorisation as fz
 
@@ -121,6 +124,37 @@ def test_spaces_match_traced_shapes(env_id):
         np.testing.assert_array_equal(env.action_space(agent).high, ctrl[idx, 1])
     assert env.get_world_state(state).shape == (env.obs_size,)
     assert env.max_steps == 1000
+
+
+def readme_table() -> dict[str, list[str]]:
+    """The README's table of the ids: id -> its other cells, as written."""
+    readme = pathlib.Path(jaxmarl.envs.mabrax.__file__).with_name("README.md").read_text()
+    rows = {}
+    for line in readme.splitlines():
+        if line.startswith("| `"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            rows[cells[0].strip("`").replace("\\|", "|")] = cells[1:]
+    return rows
+
+
+def per_agent(cell: str, num_agents: int) -> list[int]:
+    """``"18 each"``, ``"9, 8"`` or ``"9 (abdomen, arms), 8 (legs)"`` -> one int per agent."""
+    values = [int(v) for v in re.sub(r"\([^)]*\)|each", "", cell).split(",")]
+    return values * num_agents if len(values) == 1 else values
+
+
+def test_readme_table_matches_the_envs():
+    rows = readme_table()
+    assert sorted(rows) == sorted(IDS)
+    for env_id, (agents, actuators, widths, bounds) in rows.items():
+        env = make(env_id)
+        assert int(agents) == env.num_agents, env_id
+        got = [env.agent_action_mapping[a].size for a in env.agents]
+        assert per_agent(actuators, env.num_agents) == got, env_id
+        got = [env.observation_space(a).shape[0] for a in env.agents]
+        assert per_agent(widths, env.num_agents) == got, env_id
+        low, high = (float(v) for v in bounds.strip("[]").split(","))
+        assert (env.action_low == low).all() and (env.action_high == high).all(), env_id
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3])
