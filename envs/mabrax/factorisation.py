@@ -288,6 +288,15 @@ KNOWN = tuple(f"{robot}_{conf}" for robot, r in ROBOTS.items() for conf in r.par
 """Every ``<robot>_<factorisation>`` name, e.g. ``ant_4x2``; JaxMARL registers five of them."""
 
 
+def observing_root_position(robot: Robot) -> Robot:
+    """``robot`` with brax's observation keeping the root's leading positions (brax's
+    ``exclude_current_positions_from_observation=False``): the vector grows by the positions
+    the default layout skips, placed first, so every entry's index grows by as many. The agents
+    observe the same quantities (MaMuJoCo's global positions leave out x and y)."""
+    layout = dataclasses.replace(robot.layout, skipped_qpos=0)
+    return dataclasses.replace(robot, layout=layout)
+
+
 def parse(env_name: str) -> tuple[Robot, str]:
     """``"ant_4x2" -> (ROBOTS["ant"], "4x2")``; an unknown name lists the known ones."""
     robot, _, conf = env_name.partition("_")
@@ -312,6 +321,11 @@ def nodes_at_distance(robot: Robot, group: tuple[str, ...], k: int) -> list[list
         seen |= frontier
         depths.append(sorted(frontier))
     return depths
+
+
+GLOBAL_CATEGORIES = ("qpos", "qvel")
+"""MaMuJoCo's categories of the global (root) nodes: its default categories, ``qpos`` and
+``qvel``, are the ones brax's observations hold."""
 
 
 def observation_indices(
@@ -353,7 +367,7 @@ def observation_indices(
             out.extend(layout.qvel(i) for i in robot.global_qvel)
         else:
             raise ValueError(
-                f"global category {category!r} is not supported; use 'qpos' and/or 'qvel'"
+                f"global category {category!r} is not supported; use {GLOBAL_CATEGORIES}"
             )
     return out
 

@@ -91,7 +91,7 @@ class MABraxEnv(MultiAgentEnv):
     Args:
         env_name: ``<robot>_<factorisation>`` (``ant_4x2``; ``factorisation.KNOWN`` lists
             them). With both ``agent_obs_mapping`` and ``agent_action_mapping`` given, only
-            the robot part is used.
+            the robot part is used; with one, the other is the factorisation's.
         episode_length: time limit in steps (truncation).
         action_repeat: physics steps per agent step, with the rewards summed (brax's
             ``action_repeat``).
@@ -105,10 +105,15 @@ class MABraxEnv(MultiAgentEnv):
         backend: brax's physics pipeline; ``"mjx"`` (the default here) or JaxMARL's
             ``"positional"``, ``"generalized"``, ``"spring"``.
         agent_obs_mapping / agent_action_mapping: agent name -> indices into brax's
-            observation / action vector, replacing the factorisation's.
+            observation / action vector, replacing the factorisation's (either alone, or
+            both); the agents must be the same, in the same order, in both.
         agent_obsk: MaMuJoCo's observation distance ``k`` (JaxMARL's fixed value is 1).
-        global_categories: MaMuJoCo's global observation categories of the root.
+        global_categories: MaMuJoCo's global observation categories of the root: ``"qpos"``
+            and/or ``"qvel"`` (a name or a tuple of names).
         **kwargs: passed to brax's environment (``ctrl_cost_weight=...``).
+            ``exclude_current_positions_from_observation=False`` adds the root's x (and y) to
+            brax's observation and so to the world state; the agents' index lists follow it
+            (they observe the same quantities).
     """
 
     observations_from_state = True
@@ -127,13 +132,46 @@ class MABraxEnv(MultiAgentEnv):
         global_categories: tuple[str, ...] = ("qpos", "qvel"),
         **kwargs: Any,
     ):
-        custom = agent_obs_mapping is not None and agent_action_mapping is not None
-        if custom:
+        given = [
+            name
+            for name, mapping in (
+                ("agent_obs_mapping", agent_obs_mapping),
+                ("agent_action_mapping", agent_action_mapping),
+            )
+            if mapping is not None
+        ]
+        if len(given) == 2:
             robot = fz.ROBOTS.get(env_name.partition("_")[0])
             if robot is None:
                 raise ValueError(f"unknown robot in {env_name!r}; known: {', '.join(fz.ROBOTS)}")
         else:
-            robot, conf = fz.parse(env_name)
+            try:
+                robot, conf = fz.parse(env_name)
+            except ValueError as error:
+                if not given:
+                    raise
+                raise ValueError(
+                    f"{error}. Only {given[0]} was given, so the other mapping comes from the "
+                    "factorisation: name a known one, or pass both agent_obs_mapping and "
+                    "agent_action_mapping"
+                ) from None
+        if isinstance(global_categories, str):
+            global_categories = (global_categories,)
+        if not isinstance(global_categories, (tuple, list)):
+            raise TypeError(
+                "global_categories must be a category name or a tuple of them ('qpos', 'qvel'), "
+                f"got {global_categories!r}"
+            )
+        bad = [c for c in global_categories if c not in fz.GLOBAL_CATEGORIES]
+        if bad:
+            raise ValueError(
+                f"global category {bad[0]!r} is not supported; global_categories takes "
+                f"{' and/or '.join(map(repr, fz.GLOBAL_CATEGORIES))} (a name or a tuple of "
+                f"names), got {global_categories!r}"
+            )
+        if not kwargs.get("exclude_current_positions_from_observation", True):
+            # brax then observes the root's x (and y) too: every entry moves up by as many.
+            robot = fz.observing_root_position(robot)
         if not _is_int(agent_obsk) or agent_obsk < 0:
             raise ValueError(
                 f"agent_obsk (observation distance) must be an integer >= 0, got {agent_obsk!r}"
@@ -154,13 +192,15 @@ class MABraxEnv(MultiAgentEnv):
                 "auto_reset=False is not supported: step() always resets at an episode's end; "
                 "call step_env() for a step without reset"
             )
-        if not custom:
+        if len(given) < 2:
             groups = robot.partitions[conf]
             names = fz.agent_names(len(groups))
+        if agent_obs_mapping is None:
             agent_obs_mapping = {
                 a: fz.observation_indices(robot, g, agent_obsk, tuple(global_categories))
                 for a, g in zip(names, groups)
             }
+        if agent_action_mapping is None:
             agent_action_mapping = {a: fz.action_indices(robot, g) for a, g in zip(names, groups)}
         if list(agent_obs_mapping) != list(agent_action_mapping):
             raise ValueError(

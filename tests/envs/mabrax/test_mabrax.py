@@ -15,6 +15,7 @@ import importlib
 import pathlib
 import re
 import sys
+import types
 import warnings
 
 import jax
@@ -70,6 +71,15 @@ def test_missing_brax_names_the_pip_command(monkeypatch):
         (dict(env_name="ant_4x2", backend="warp"), r"backend must be one of"),
         (dict(env_name="ant_4x2", auto_reset=False), r"auto_reset=False"),
         (dict(env_name="ant_4x2", global_categories=("cvel",)), r"global category 'cvel'"),
+        (dict(env_name="ant_4x2", global_categories="q"), r"global category 'q'.* 'qpos'"),
+        (
+            dict(env_name="hopper_3x1", agent_action_mapping={"a": [0], "b": [1], "c": [2]}),
+            r"same agents in the same order, got \['agent_0', 'agent_1', 'agent_2'\] and \['a'",
+        ),
+        (
+            dict(env_name="hopper_custom", agent_obs_mapping={"agent_0": [0]}),
+            r"known: .*hopper_3x1.*Only agent_obs_mapping was given.*pass both",
+        ),
     ],
 )
 def test_bad_input_raises_before_compiling(kwargs, match):
@@ -77,6 +87,77 @@ def test_bad_input_raises_before_compiling(kwargs, match):
 
     with pytest.raises(ValueError, match=match):
         MABraxEnv(**kwargs)
+
+
+def test_global_categories_must_be_a_sequence_of_names():
+    from jaxmarl.envs.mabrax import MABraxEnv
+
+    with pytest.raises(TypeError, match=r"global_categories must be a category name or a tuple"):
+        MABraxEnv("ant_4x2", global_categories=None)
+    one = MABraxEnv("ant_4x2", global_categories="qvel")  # a single name
+    assert one.global_categories == ("qvel",)
+    for agent, idx in make("ant_4x2").agent_obs_mapping.items():
+        # the root's 5 positions (no x, y) and 6 velocities close the default observation
+        np.testing.assert_array_equal(one.agent_obs_mapping[agent], np.r_[idx[:-11], idx[-6:]])
+
+
+def test_either_mapping_alone_replaces_the_factorisations():
+    """As in JaxMARL, a mapping given alone is used and the other one is the factorisation's."""
+    from jaxmarl.envs.mabrax import MABraxEnv
+
+    default = make("hopper_3x1")
+    obs = {"agent_0": [0, 1], "agent_1": [2], "agent_2": [10, 3]}
+    env = MABraxEnv("hopper_3x1", agent_obs_mapping=obs)
+    assert {a: v.tolist() for a, v in env.agent_obs_mapping.items()} == obs
+    assert [env.observation_space(a).shape for a in env.agents] == [(2,), (1,), (2,)]
+    for agent in env.agents:
+        np.testing.assert_array_equal(
+            env.agent_action_mapping[agent], default.agent_action_mapping[agent]
+        )
+    actions = {"agent_0": [2], "agent_1": [0], "agent_2": [1]}
+    env = MABraxEnv("hopper_3x1", agent_action_mapping=actions)
+    assert {a: v.tolist() for a, v in env.agent_action_mapping.items()} == actions
+    for agent in env.agents:
+        np.testing.assert_array_equal(
+            env.agent_obs_mapping[agent], default.agent_obs_mapping[agent]
+        )
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_observing_the_root_position_shifts_the_agents_indices(env_id):
+    """brax's ``exclude_current_positions_from_observation=False`` puts the root's x (and y)
+    first in its observation: the declared size follows brax's (traced), and every agent's
+    index list moves up by as many entries."""
+    default = make(env_id)
+    env = make(env_id, exclude_current_positions_from_observation=False)
+    skipped = default.robot.layout.skipped_qpos
+    brax_obs = jax.eval_shape(env.env.reset, jax.random.key(0)).obs
+    assert brax_obs.shape == (env.obs_size,) == (default.obs_size + skipped,)
+    for agent in env.agents:
+        np.testing.assert_array_equal(
+            env.agent_obs_mapping[agent], default.agent_obs_mapping[agent] + skipped
+        )
+        assert env.observation_space(agent) == default.observation_space(agent)
+
+
+@pytest.mark.parametrize("env_id", ["ant_4x2", "halfcheetah_6x1", "hopper_3x1", "walker2d_2x3"])
+def test_agents_observe_the_same_values_with_the_root_position_observed(env_id):
+    """brax's observation function of both settings on the same physical state (random
+    values, no compile; the humanoid's needs a full physics state) gives each agent the same
+    observation."""
+    default = make(env_id)
+    env = make(env_id, exclude_current_positions_from_observation=False)
+    rng = np.random.default_rng(0)
+    model = mj_model(env)
+    physics = types.SimpleNamespace(
+        q=jnp.asarray(rng.normal(size=model.nq), jnp.float32),
+        qd=jnp.asarray(rng.normal(size=model.nv), jnp.float32),
+        x=types.SimpleNamespace(pos=jnp.asarray(rng.normal(size=(model.nbody, 3)), jnp.float32)),
+    )
+    observed = env.local_observations(env.env._get_obs(physics))
+    want = default.local_observations(default.env._get_obs(physics))
+    for agent in env.agents:
+        np.testing.assert_array_equal(observed[agent], want[agent])
 
 
 @pytest.mark.parametrize("env_id", IDS)
