@@ -35,6 +35,7 @@ _EXPORTS = {
     "render_frame": "render",
     "save_gif": "render",
     "KNOWN": "factorisation",
+    "known_factorisations": "factorisation",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 __all__ = sorted(_EXPORTS)

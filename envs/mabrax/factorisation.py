@@ -287,6 +287,37 @@ ROBOTS: dict[str, Robot] = {
 KNOWN = tuple(f"{robot}_{conf}" for robot, r in ROBOTS.items() for conf in r.partitions)
 """Every ``<robot>_<factorisation>`` name, e.g. ``ant_4x2``; JaxMARL registers five of them."""
 
+REGISTERED = ("ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3")
+"""The names that are ``jaxmarl.make`` ids (JaxMARL's; the package registers them)."""
+
+
+def known_factorisations() -> dict[str, tuple[str, ...]]:
+    """Robot -> its ``<robot>_<factorisation>`` names, e.g. ``{"ant": ("ant_2x4", ...), ...}``."""
+    return {robot: tuple(f"{robot}_{conf}" for conf in r.partitions) for robot, r in ROBOTS.items()}
+
+
+def _known_list() -> str:
+    return "; ".join(
+        f"{robot}: {', '.join(names)}" for robot, names in known_factorisations().items()
+    )
+
+
+def unknown_id_hint(env_id: str) -> str | None:
+    """What the registry adds to its error for an unknown id that names one of these robots
+    (``ant_3x3``): the known factorisations; ``None`` for ids of other robots."""
+    robot = env_id.partition("_")[0]
+    if robot not in ROBOTS:
+        return None
+    if env_id in KNOWN:
+        return (
+            f"{env_id} is a MaMuJoCo factorisation without an id: build it with "
+            f"jaxmarl.envs.mabrax.MABraxEnv({env_id!r}) (ids: {', '.join(REGISTERED)})"
+        )
+    return (
+        f"{env_id!r} is not a known MaMuJoCo factorisation of {robot}; known: {_known_list()} "
+        f"(ids: {', '.join(REGISTERED)}; the others through jaxmarl.envs.mabrax.MABraxEnv(name))"
+    )
+
 
 def observing_root_position(robot: Robot) -> Robot:
     """``robot`` with brax's observation keeping the root's leading positions (brax's
@@ -302,7 +333,7 @@ def parse(env_name: str) -> tuple[Robot, str]:
     robot, _, conf = env_name.partition("_")
     if robot not in ROBOTS or conf not in ROBOTS[robot].partitions:
         raise ValueError(
-            f"unknown MaMuJoCo factorisation {env_name!r}; known: {', '.join(KNOWN)} "
+            f"unknown MaMuJoCo factorisation {env_name!r}; known: {_known_list()} "
             f"(robot '_' factorisation, as in MaMuJoCo's agent_conf)"
         )
     return ROBOTS[robot], conf

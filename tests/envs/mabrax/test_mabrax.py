@@ -89,6 +89,27 @@ def test_bad_input_raises_before_compiling(kwargs, match):
         MABraxEnv(**kwargs)
 
 
+def test_unknown_id_hint_lists_the_known_factorisations():
+    """The family's hook for the registry's unknown-id error (``jaxmarl.make("ant_3x3")``)."""
+    hint = fz.unknown_id_hint("ant_3x3")
+    assert "'ant_3x3' is not a known MaMuJoCo factorisation of ant" in hint
+    for robot, names in fz.known_factorisations().items():
+        assert f"{robot}: {', '.join(names)}" in hint
+    assert "ids: ant_4x2, halfcheetah_6x1, hopper_3x1, humanoid_9|8, walker2d_2x3" in hint
+    assert "MABraxEnv('ant_2x4')" in fz.unknown_id_hint("ant_2x4")  # known, not an id
+    assert fz.unknown_id_hint("spider_4x2") is None  # not a robot of this family
+    assert fz.known_factorisations()["ant"] == ("ant_2x4", "ant_2x4d", "ant_4x2")
+    assert sorted(n for names in fz.known_factorisations().values() for n in names) == sorted(
+        fz.KNOWN
+    )
+    mabrax_ids = [
+        env_id
+        for env_id in jaxmarl.registered_envs
+        if jaxmarl.registry.spec(env_id).entry_point.startswith(jaxmarl.envs.mabrax.__name__)
+    ]
+    assert sorted(mabrax_ids) == sorted(fz.REGISTERED) == sorted(IDS)
+
+
 def test_global_categories_must_be_a_sequence_of_names():
     from jaxmarl.envs.mabrax import MABraxEnv
 
