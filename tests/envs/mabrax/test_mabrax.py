@@ -1,11 +1,11 @@
 """Multi-agent MuJoCo on brax: factorisation indices, bad input, and the multi-agent step.
 
-Compiling MJX physics costs minutes per program on a loaded 2-core CPU, so CI compiles one
-physics program: a batched ``hopper_3x1`` rollout on short episodes, shared by the checks
-below. Every id is checked by tracing (``jax.eval_shape``: shapes and dtypes without
-compiling) and by small programs without physics (action routing). The exact equality of the
-multi-agent step with brax's single-agent step on every id, and the contract suite on the
-default 1000-step episodes, are ``nightly``.
+Compiling MJX physics costs minutes per program on a loaded 2-core CPU, so CI compiles two
+physics programs here: a batched ``hopper_3x1`` rollout on short episodes, shared by the checks
+below, and the exact equality of the multi-agent step with brax's single-agent step on
+``ant_4x2``. Every id is checked by tracing (``jax.eval_shape``: shapes and dtypes without
+compiling) and by small programs without physics (action routing). The step equality on the
+other ids, and the contract suite on the default 1000-step episodes, are ``nightly``.
 """
 
 from __future__ import annotations
@@ -464,11 +464,17 @@ def test_rollout_is_deterministic_and_batch_rows_independent():
     assert not np.array_equal(traj["world"][0], traj["world"][1])
 
 
-# ------------------------------------------------------------------ nightly: every id
+# ------------------------------------------------------------------ one id in CI, every id nightly
 
 
-@pytest.mark.nightly
-@pytest.mark.parametrize("env_id", IDS)
+# CI compiles this for ant_4x2 (its agents' actuators are permuted in brax's action vector, where
+# a wrong scatter shows); the other ids nightly.
+IN_CI = "ant_4x2"
+
+
+@pytest.mark.parametrize(
+    "env_id", [e if e == IN_CI else pytest.param(e, marks=pytest.mark.nightly) for e in IDS]
+)
 def test_every_id_steps_as_brax_does(env_id):
     """step_env's next brax state is brax's step of the same state and scattered actions."""
     env = make(env_id)
