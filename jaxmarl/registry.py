@@ -57,6 +57,9 @@ _REGISTRY: dict[str, EnvSpec] = {}
 # families are loaded); it is kept in step with the registry.
 _ENV_IDS: list[str] = []
 _families_loaded = False
+# Families' explanations of unknown ids that look like theirs, as "package.module:function"
+# (``register_family``'s ``unknown_id_hint``), imported only when an unknown id is looked up.
+_UNKNOWN_ID_HINTS: list[str] = []
 
 
 def __getattr__(name: str) -> Any:
@@ -119,7 +122,9 @@ def register(
     return _add(env_spec, overwrite)
 
 
-def register_family(package: str, entry_points: Mapping[str, str]) -> None:
+def register_family(
+    package: str, entry_points: Mapping[str, str], *, unknown_id_hint: str | None = None
+) -> None:
     """Register an env family's ids; called from the family's package ``__init__``.
 
     Unlike ``register`` this loads no other family, so importing one family imports nothing of
@@ -129,6 +134,10 @@ def register_family(package: str, entry_points: Mapping[str, str]) -> None:
         package: the family's package, i.e. ``__name__`` of its ``__init__``.
         entry_points: ``env_id -> "module:ClassName"``, the module relative to ``package``
             (``"simple_spread:SimpleSpreadMPE"``); imported on the id's first ``make``.
+        unknown_id_hint: ``"module:function"`` relative to ``package``: ``function(env_id)``
+            returns a sentence for an unknown id that looks like one of the family's (MABrax:
+            the known factorisations for ``"ant_3x3"``) or ``None``; imported only when an
+            unknown id is looked up, and added to that error.
 
     Raises:
         ValueError: an id is already registered with another entry point.
@@ -137,6 +146,19 @@ def register_family(package: str, entry_points: Mapping[str, str]) -> None:
         env_spec = EnvSpec(env_id=env_id, entry_point=f"{package}.{entry_point}")
         if _REGISTRY.get(env_id) != env_spec:
             _add(env_spec, overwrite=False)
+    if unknown_id_hint is not None and f"{package}.{unknown_id_hint}" not in _UNKNOWN_ID_HINTS:
+        _UNKNOWN_ID_HINTS.append(f"{package}.{unknown_id_hint}")
+
+
+def _families_hints(env_id: str) -> list[str]:
+    """The registered families' sentences about ``env_id`` (an id no family registers)."""
+    hints = []
+    for target in _UNKNOWN_ID_HINTS:
+        module_name, _, function = target.partition(":")
+        hint = getattr(importlib.import_module(module_name), function)(env_id)
+        if hint:
+            hints.append(hint)
+    return hints
 
 
 def spec(env_id: str) -> EnvSpec:
@@ -147,9 +169,10 @@ def spec(env_id: str) -> EnvSpec:
     except KeyError:
         close = difflib.get_close_matches(env_id, list(_REGISTRY), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+        families = "".join(f". {sentence}" for sentence in _families_hints(env_id))
         raise ValueError(
             f"unknown environment id {env_id!r}{hint} (jaxmarl.registered_envs lists all "
-            f"{len(_REGISTRY)} ids)"
+            f"{len(_REGISTRY)} ids){families}"
         ) from None
 
 

@@ -19,6 +19,40 @@ def test_unknown_id_names_close_matches():
     assert "'MPE_simple_sprad_v3'" in message and "MPE_simple_spread_v3" in message
 
 
+def test_a_family_explains_an_unknown_id_that_looks_like_its_own():
+    # MABrax's hook (register_family's unknown_id_hint) lists MaMuJoCo's factorisations. It is
+    # imported only on the error path, and it loads neither the env module nor brax.
+    out = _fresh_process(
+        _LOADED
+        + """
+    import jaxmarl
+    ids = list(jaxmarl.registered_envs)
+    before = loaded("jaxmarl.envs.mabrax")
+    messages = []
+    for env_id in ("ant_3x3", "ant_2x4", "spider_4x2"):
+        try:
+            jaxmarl.make(env_id)
+        except ValueError as error:
+            messages.append(str(error))
+    print(json.dumps({
+        "before": before,
+        "after": loaded("jaxmarl.envs.mabrax"),
+        "brax": loaded("brax"),
+        "messages": messages,
+    }))
+    """
+    )
+    assert out["before"] == ["jaxmarl.envs.mabrax"]
+    assert out["after"] == ["jaxmarl.envs.mabrax", "jaxmarl.envs.mabrax.factorisation"]
+    assert out["brax"] == []
+    ant_3x3, ant_2x4, spider = out["messages"]
+    assert "unknown environment id 'ant_3x3'" in ant_3x3
+    assert "not a known MaMuJoCo factorisation of ant; known: ant: ant_2x4, ant_2x4d" in ant_3x3
+    assert "walker2d: walker2d_2x3" in ant_3x3
+    assert "MABraxEnv('ant_2x4')" in ant_2x4
+    assert "MaMuJoCo" not in spider  # not a robot of the family: no sentence added
+
+
 def test_register_make_and_refuse_duplicates():
     env_id = "TestCounter-v0"
     registry.register(env_id, CounterEnv, kwargs={"target": 4}, overwrite=True)

@@ -21,6 +21,8 @@ register_family(
         "humanoid_9|8": "mabrax:Humanoid",
         "walker2d_2x3": "mabrax:Walker2d",
     },
+    # jaxmarl.make("ant_3x3") lists MaMuJoCo's factorisations (a pure-Python module: no brax).
+    unknown_id_hint="factorisation:unknown_id_hint",
 )
 
 _EXPORTS = {
