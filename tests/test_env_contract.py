@@ -129,9 +129,6 @@ def batched_rollouts(env_id):
 # and rolls out 1000-step episodes. They run here under the nightly mark; their family's tests
 # check the same contract on short episodes in CI (tests/envs/mabrax).
 NIGHTLY_IDS = {"ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walker2d_2x3"}
-# Variants whose contract run costs minutes of CI (eight STORM players compile a step about three
-# times the size of two players'): nightly here; tests/envs/storm checks eight players in CI.
-NIGHTLY_VARIANTS = {"storm[num_agents=8, fixed_coin_location=False]"}
 # Ids whose eager step alone (hundreds of small ops, each compiled on its own) costs 15-30 s of
 # CI: their eager check runs nightly; every other contract check runs in CI.
 EAGER_NIGHTLY_IDS = NIGHTLY_IDS | {"jaxnav", "storm", "storm_np"}
@@ -139,9 +136,7 @@ EAGER_NIGHTLY_IDS = NIGHTLY_IDS | {"jaxnav", "storm", "storm_np"}
 
 @pytest.fixture(
     params=[
-        pytest.param(c, marks=pytest.mark.nightly)
-        if base_id(c) in NIGHTLY_IDS or c in NIGHTLY_VARIANTS
-        else c
+        pytest.param(c, marks=pytest.mark.nightly) if base_id(c) in NIGHTLY_IDS else c
         for c in CASES
     ]
 )
