@@ -30,6 +30,10 @@ def empty_map(size: int = 11) -> np.ndarray:
 
 @functools.cache
 def env_and_step(**kwargs):
+    """The env, its jitted ``step_env`` and ``get_obs``, once per configuration (``map_params``
+    as a tuple of ``(key, value)`` pairs, to be hashable)."""
+    if "map_params" in kwargs:
+        kwargs["map_params"] = dict(kwargs["map_params"])
     env = jaxmarl.make("jaxnav", **kwargs)
     return env, jax.jit(env.step_env), jax.jit(env.get_obs)
 
@@ -53,21 +57,27 @@ def act(env, commands):
 
 
 # ---------------------------------------------------------------------- lidar
-def numpy_ray_cast(pos, angle, grid, robots, max_range):
-    """Exact distance along a ray to the first wall cell or other robot (float64 slab test)."""
+def numpy_ray_cast(pos, angle, grid, robots, max_range, cell=1.0, discs=(), rad=0.0):
+    """Exact distance along a ray to the first wall cell (side ``cell``), other polygon robot
+    (``robots``: vertices) or disc robot (``discs``: centres, radius ``rad``); float64."""
     d = np.array([np.cos(angle), np.sin(angle)])
     best = max_range
     for y, x in zip(*np.nonzero(grid)):
         t_low, t_high = 0.0, np.inf
-        for axis, lo in ((0, x), (1, y)):
+        for axis, lo in ((0, x * cell), (1, y * cell)):
             if abs(d[axis]) < 1e-12:
-                if not lo <= pos[axis] <= lo + 1:
+                if not lo <= pos[axis] <= lo + cell:
                     t_low, t_high = 1.0, 0.0
                 continue
-            t1, t2 = sorted(((lo - pos[axis]) / d[axis], (lo + 1 - pos[axis]) / d[axis]))
+            t1, t2 = sorted(((lo - pos[axis]) / d[axis], (lo + cell - pos[axis]) / d[axis]))
             t_low, t_high = max(t_low, t1), min(t_high, t2)
         if t_low <= t_high:
             best = min(best, t_low)
+    for centre in discs:  # nearest root of |pos + t d - centre| = rad
+        along = d @ (np.asarray(centre) - pos)
+        gap = rad**2 - np.sum((np.asarray(centre) - pos) ** 2) + along**2
+        if gap >= 0 and along - np.sqrt(gap) >= 0:
+            best = min(best, along - np.sqrt(gap))
     for verts in robots:
         for a, b in zip(verts, np.roll(verts, -1, axis=0)):
             e = b - a
@@ -87,6 +97,33 @@ def robot_vertices(pos, theta):
     return SQUARE @ rot.T + pos
 
 
+def assert_lidar_matches_ray_casting(env, get_obs, state, discs=False):
+    """Every robot's lidar in ``state`` against ``numpy_ray_cast`` (ranges normalised)."""
+    obs = get_obs(state)
+    spacing = float(env.lidar_ranges[1] - env.lidar_ranges[0])
+    pos, theta = np.asarray(state.pos, float), np.asarray(state.theta, float)
+    grid, cell = np.asarray(state.map_data), env.map_obj.cell_size
+    errors = []
+    for i, agent in enumerate(env.agents):
+        ranges = (np.asarray(obs[agent][: env.lidar_num_beams]) + 0.5) * env.lidar_max_range
+        others = [j for j in range(len(pos)) if j != i]
+        shapes = dict(discs=pos[others], rad=env.rad) if discs else {}
+        polygons = [] if discs else [robot_vertices(pos[j], theta[j]) for j in others]
+        for beam, angle in enumerate(np.asarray(env.lidar_angles, float) + theta[i]):
+            true = numpy_ray_cast(
+                pos[i], angle, grid, polygons, env.lidar_max_range, cell, **shapes
+            )
+            errors.append(ranges[beam] - true)
+    errors = np.array(errors)
+    # Walls read the first sample at or beyond the hit; robots read sample
+    # floor(distance / 0.05) (JaxMARL's rule, up to one sample short): within one sample
+    # spacing (0.0504 m) of the true range. A beam grazing a cell corner between two samples
+    # reads farther, as in JaxMARL; allow a few such beams.
+    assert errors.min() > -spacing, errors.min()
+    assert np.mean(np.abs(errors) <= spacing + 1e-4) > 0.97, np.sort(errors)[-10:]
+    return errors
+
+
 @pytest.mark.parametrize(
     "walls, pos, theta",
     [
@@ -101,23 +138,7 @@ def test_lidar_matches_numpy_ray_casting(walls, pos, theta):
     for y, x in walls:
         grid[y, x] = 1
     state = make_state(env, pos, theta, [[9.5, 9.5], [1.5, 1.5]], grid)
-    obs = get_obs(state)
-    spacing = float(env.lidar_ranges[1] - env.lidar_ranges[0])
-    pos, theta = np.asarray(pos, float), np.asarray(theta, float)
-    errors = []
-    for i, agent in enumerate(env.agents):
-        ranges = (np.asarray(obs[agent][: env.lidar_num_beams]) + 0.5) * env.lidar_max_range
-        others = [robot_vertices(pos[j], theta[j]) for j in range(len(pos)) if j != i]
-        for beam, angle in enumerate(np.asarray(env.lidar_angles, float) + theta[i]):
-            true = numpy_ray_cast(pos[i], angle, grid, others, env.lidar_max_range)
-            errors.append(ranges[beam] - true)
-    errors = np.array(errors)
-    # Walls read the first sample at or beyond the hit; robots read sample
-    # floor(distance / 0.05) (JaxMARL's rule, up to one sample short): within one sample
-    # spacing (0.0504 m) of the true range. A beam grazing a cell corner between two samples
-    # reads farther, as in JaxMARL; allow a few such beams.
-    assert errors.min() > -spacing, errors.min()
-    assert np.mean(np.abs(errors) <= spacing + 1e-4) > 0.97, np.sort(errors)[-10:]
+    assert_lidar_matches_ray_casting(env, get_obs, state)
 
 
 @pytest.mark.nightly  # a separate env configuration to compile
@@ -132,6 +153,61 @@ def test_lidar_sees_nothing_beyond_max_range():
     assert ranges[forward] == pytest.approx(2.0)
     # The other robot is 3.5 m away straight down (-pi/2), also beyond range.
     assert ranges.max() == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------------- disc robots
+def disc_env(cell):
+    """``Grid-Rand`` (disc robots, rad 0.3 m) on 1 m cells (11 x 11) or ``cell`` m cells
+    (30 x 30), where a disc reaches two cells beyond its own."""
+    if cell == 1.0:
+        return env_and_step(map_id="Grid-Rand")
+    params = (("map_size", (30, 30)), ("cell_size", cell))
+    return env_and_step(map_id="Grid-Rand", map_params=params)
+
+
+@pytest.mark.parametrize("cell", [1.0, 0.15])
+def test_disc_robots_collide_within_rad_of_a_wall_cell_or_each_other(cell):
+    # JaxMARL's Grid-Rand crashed in step (no disc collision); a disc touches a wall cell when
+    # the cell's nearest point is within rad, and another disc when the centres are within
+    # 2 rad. Robots stand still, so each state is checked where it is built.
+    env, step, _ = disc_env(cell)
+    grid = empty_map(env.map_obj.width)
+    grid[round(3 / cell), round(3 / cell)] = 1  # one wall cell, [3, 3 + cell]^2 in metres
+    top, mid = 3 + cell, 3 + cell / 2
+    still = act(env, [[0.0, 0.0], [0.0, 0.0]])
+
+    def hits(pos):
+        state = make_state(env, pos, [0.0, 0.0], [[2.0, 4.0], [4.0, 2.0]], grid)
+        _, s1, _, _, infos = step(jax.random.key(0), state, still)
+        np.testing.assert_allclose(s1.pos, pos, atol=1e-6)
+        return np.asarray(infos["MapC"]).tolist(), np.asarray(infos["AgentC"]).tolist()
+
+    # Faces: 0.28 m from the cell touches, 0.32 m is clear (left and right of the cell).
+    assert hits([[3 - 0.28, mid], [top + 0.32, mid]]) == ([1, 0], [0, 0])
+    assert hits([[3 - 0.32, mid], [top + 0.28, mid]]) == ([0, 1], [0, 0])
+    # Corners: 0.2 m off along both axes is 0.283 m from the corner and touches; 0.25 m
+    # along both is 0.354 m and clear, although the disc's bounding box overlaps the cell.
+    assert hits([[3 - 0.2, 3 - 0.2], [top + 0.25, top + 0.25]]) == ([1, 0], [0, 0])
+    assert hits([[3 - 0.25, 3 - 0.25], [top + 0.2, top + 0.2]]) == ([0, 1], [0, 0])
+    # Two discs 0.55 m apart overlap (squares of side 0.5 would not); 0.65 m apart along the
+    # diagonal they are clear (squares would overlap).
+    assert hits([[1.5, 1.5], [2.05, 1.5]]) == ([0, 0], [1, 1])
+    apart = 1.5 + 0.65 / np.sqrt(2)
+    assert hits([[1.5, 1.5], [apart, apart]]) == ([0, 0], [0, 0])
+
+
+def test_disc_lidar_on_small_cells_matches_numpy_ray_casting():
+    env, _, get_obs = disc_env(0.15)
+    grid = empty_map(30)
+    grid[8:12, 18] = 1  # a vertical wall
+    grid[20, 6:14] = 1  # a horizontal wall
+    grid[24, 8] = 1  # a single 0.15 m cell
+    for k in range(5):  # a staircase of cells touching at corners
+        grid[22 + k, 20 + k] = 1
+    # The robots are 0.9 m apart: each sees the other's disc over about 40 degrees.
+    pos = [[1.6, 2.3], [2.5, 2.3]]
+    state = make_state(env, pos, [0.4, -2.2], [[4.0, 4.0], [0.5, 0.5]], grid)
+    assert_lidar_matches_ray_casting(env, get_obs, state, discs=True)
 
 
 # ---------------------------------------------------------------------- dynamics
