@@ -402,6 +402,90 @@ def test_share_only_sparse_shares_the_sparse_terms_only():
     np.testing.assert_allclose(rewards["agent_1"], 0.5 * own1 + 0.5 * sparse_team, atol=1e-5)
 
 
+def own_rewards(rewards, lam=0.5):
+    """Each robot's reward before team mixing: ``r = lam own + (1 - lam) mean(own)`` and
+    ``mean(r) = mean(own)``."""
+    r = np.array(list(rewards.values()), float)
+    return (r - (1 - lam) * r.mean()) / lam
+
+
+def test_turn_penalty_applies_above_lim_w_only():
+    env, step, _ = env_and_step(weight_w=-0.2, lim_w=0.3)
+    grid = empty_map()
+    state = make_state(env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[8, 3], [3, 8]], grid)
+    # Standing still (v = 0) far from walls, goals and each other: robot 0 commands
+    # |w| = 0.5 > lim_w (turning clockwise), robot 1 |w| = 0.25 < lim_w.
+    _, _, turning, *_ = step(jax.random.key(0), state, act(env, [[0.0, -0.5], [0.0, 0.25]]))
+    _, _, straight, *_ = step(jax.random.key(0), state, act(env, [[0.0, 0.0], [0.0, 0.0]]))
+    own0, own1 = -0.2 * 0.5 - 0.01, -0.01  # weight_w |w| on top of the time penalty
+    team = (own0 + own1) / 2
+    np.testing.assert_allclose(turning["agent_0"], 0.5 * own0 + 0.5 * team, atol=1e-6)
+    np.testing.assert_allclose(turning["agent_1"], 0.5 * own1 + 0.5 * team, atol=1e-6)
+    np.testing.assert_allclose(straight["agent_0"], -0.01, atol=1e-6)
+    # The individual rewards differ by weight_w |w| where |w| > lim_w, and not otherwise.
+    np.testing.assert_allclose(own_rewards(turning) - own_rewards(straight), [-0.1, 0], atol=1e-6)
+
+
+_INFO_KEYS = {"NumC", "GoalR", "AgentC", "MapC", "TimeO", "Return", "agent_terminated"} | {
+    "terminated", "success_rate", "collision_rate", "timeout_rate"
+}  # fmt: skip
+
+
+def test_infos_without_info_by_agent_sum_the_per_robot_counters():
+    env, step_by_agent, _ = env_and_step()
+    _, step_summed, _ = env_and_step(info_by_agent=False)
+    grid = empty_map()
+    grid[5, 6] = 1  # wall cell spanning x in [6, 7]
+    # Robot 0 reaches its goal (as in test_goal_reached_reward_and_metrics); robot 1 drives
+    # into the wall cell (as in test_wall_collision_stops_robot_and_pays_collision_reward).
+    state = make_state(
+        env, [[3.0, 3.0], [5.68, 5.5]], [0.0, 0.0], [[3.55, 3.0], [9.5, 5.5]], grid,
+        [[1, 0], [1, 0]],
+    )  # fmt: skip
+    forward = act(env, [[1.0, 0.0], [1.0, 0.0]])
+    key = jax.random.key(0)
+    _, s1, rewards, _, by_agent = step_by_agent(key, state, forward)
+    _, s1_summed, rewards_summed, _, summed = step_summed(key, state, forward)
+    assert set(summed) == set(by_agent) == _INFO_KEYS
+    for name in ("NumC", "GoalR", "AgentC", "MapC", "TimeO"):
+        assert summed[name].shape == () and summed[name].dtype == jnp.int32, name
+    assert summed["Return"].shape == () and summed["Return"].dtype == jnp.float32
+    # Per robot: robot 0 at its goal, robot 1 into the wall; both done, so the episode ends.
+    np.testing.assert_array_equal(by_agent["GoalR"], [1, 0])
+    np.testing.assert_array_equal(by_agent["MapC"], [0, 1])
+    np.testing.assert_array_equal(by_agent["NumC"], [1, 1])
+    np.testing.assert_array_equal(by_agent["agent_terminated"], [False, False])
+    counts = {"NumC": 2, "GoalR": 1, "AgentC": 0, "MapC": 1, "TimeO": 0}
+    assert {name: int(summed[name]) for name in counts} == counts
+    assert_summed_infos(env, by_agent, summed)
+    # Return: the mean individual reward (JaxMARL's), i.e. the mean of the per-robot returns.
+    progress1 = 0.25 * 0.1  # robot 1 drives 0.1 m straight at its goal
+    own = [4.0 - 0.01, progress1 - 4.0 - 0.01 - 0.1]  # goal; collision, time, lidar proximity
+    np.testing.assert_allclose(summed["Return"], np.mean(own), atol=1e-5)
+    np.testing.assert_allclose(summed["Return"], np.mean(by_agent["Return"]), atol=1e-6)
+    # Everything else is the same step: states, rewards and the per-env infos.
+    for a, b in zip(jax.tree.leaves(s1), jax.tree.leaves(s1_summed)):
+        np.testing.assert_array_equal(a, b)
+    assert rewards == rewards_summed
+    for name in ("terminated", "success_rate", "collision_rate", "timeout_rate"):
+        assert summed[name].shape == () and summed[name] == by_agent[name], name
+    assert bool(summed["terminated"]) and float(summed["success_rate"]) == 0.5
+    # A step after the episode's end: every robot's action was void.
+    _, _, _, _, by_agent = step_by_agent(key, s1, forward)
+    _, _, _, _, summed = step_summed(key, s1, forward)
+    np.testing.assert_array_equal(by_agent["agent_terminated"], [True, True])
+    assert_summed_infos(env, by_agent, summed)
+
+
+def assert_summed_infos(env, by_agent, summed):
+    """``info_by_agent=False`` infos: the per-robot counters summed, ``agent_terminated`` a
+    dict of the per-robot flags."""
+    for name in ("NumC", "GoalR", "AgentC", "MapC", "TimeO"):
+        assert int(summed[name]) == int(np.sum(by_agent[name])), name
+    flags = {a: bool(v) for a, v in summed["agent_terminated"].items()}
+    assert flags == dict(zip(env.agents, np.asarray(by_agent["agent_terminated"]).tolist()))
+
+
 def test_no_64_bit_values_or_promotion_warnings_under_x64():
     # Traced with jax.eval_shape: nothing is compiled.
     with jax.enable_x64(True), warnings.catch_warnings():
