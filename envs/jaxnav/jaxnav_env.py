@@ -132,8 +132,9 @@ class JaxNav(MultiAgentEnv):
         (``infos["terminated"]``) or at ``max_steps`` (``infos["truncated"]``). With
         ``evaporating`` a robot leaves the map once done; the episode ends when all are.
     Infos: JaxMARL's ``NumC``, ``GoalR``, ``AgentC``, ``MapC``, ``TimeO``, ``Return`` (per
-        robot with ``info_by_agent``, else summed), ``agent_terminated`` (JaxMARL's per-robot
-        ``terminated``), and per env ``success_rate``, ``collision_rate``, ``timeout_rate``
+        robot with ``info_by_agent``, else summed; ``Return`` is then the mean individual
+        reward), ``agent_terminated`` (JaxMARL's per-robot ``terminated``), and per env
+        ``success_rate``, ``collision_rate``, ``timeout_rate``
         (fractions of robots this episode; read them where the episode ends).
 
     Example::
