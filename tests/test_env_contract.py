@@ -41,9 +41,9 @@ VARIANTS = {
     ),
     "coin_game[cnn=True, egocentric=True]": ("coin_game", dict(cnn=True, egocentric=True)),
     "switch_riddle[num_agents=4]": ("switch_riddle", dict(num_agents=4)),
-    "overcooked[layout=counter_circuit, random_reset=True]": (
+    "overcooked[layout=counter_circuit, random_agent_positions=True]": (
         "overcooked",
-        dict(layout="counter_circuit", random_reset=True),
+        dict(layout="counter_circuit", random_agent_positions=True),
     ),
     "overcooked_v2[layout=grounded_coord_ring, agent_view_size=2]": (
         "overcooked_v2",
