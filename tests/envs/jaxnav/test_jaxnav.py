@@ -331,14 +331,24 @@ def test_timeout_truncates_with_timeout_info():
     assert float(infos["timeout_rate"]) == 1.0
 
 
-@pytest.mark.nightly  # a separate env configuration to compile
+# The non-default options share one configuration, so CI compiles it once for all four tests.
+OPTIONS = dict(
+    act_type="Discrete",
+    evaporating=True,
+    normalise_obs=False,
+    fixed_lambda=False,
+    lambda_range=(0.2, 0.3),
+)
+FORWARD, STILL = 12, 2  # DISCRETE_ACTS rows (1.0 m/s, 0 rad/s) and (0, 0)
+
+
 def test_evaporating_robot_leaves_the_map():
-    env, step, _ = env_and_step(evaporating=True)
+    env, step, _ = env_and_step(**OPTIONS)
     grid = empty_map()
     state = make_state(
         env, [[3.0, 3.0], [8.5, 8.5]], [0.0, 0.0], [[3.55, 3.0], [8.5, 2.0]], grid, [[1, 0], [0, 0]]
     )
-    moves = act(env, [[1.0, 0.0], [0.0, 0.0]])
+    moves = {"agent_0": jnp.int32(FORWARD), "agent_1": jnp.int32(STILL)}
     _, s1, _, dones, _ = step(jax.random.key(0), state, moves)
     assert bool(dones["agent_0"]) and not bool(dones["agent_1"]) and not bool(dones["__all__"])
     _, s2, rewards, _, _ = step(jax.random.key(1), s1, moves)
@@ -346,9 +356,8 @@ def test_evaporating_robot_leaves_the_map():
     assert float(rewards["agent_0"]) == pytest.approx(0.5 * 0.0 + 0.5 * (-0.01) / 2)
 
 
-@pytest.mark.nightly  # a separate env configuration to compile
 def test_discrete_actions_map_to_velocity_commands():
-    env, step, _ = env_and_step(act_type="Discrete")
+    env, step, _ = env_and_step(**OPTIONS)
     grid = empty_map()
     state = make_state(env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[8, 3], [3, 8]], grid)
     actions = {"agent_0": jnp.int32(10), "agent_1": jnp.int32(4)}  # (1, 0.5) and (0, -0.5)
@@ -356,9 +365,8 @@ def test_discrete_actions_map_to_velocity_commands():
     np.testing.assert_allclose(s1.vel, [[0.1, 0.1], [0.0, -0.1]], atol=1e-6)
 
 
-@pytest.mark.nightly  # a separate env configuration to compile
 def test_unnormalised_observations():
-    env, _, get_obs = env_and_step(normalise_obs=False)
+    env, _, get_obs = env_and_step(**OPTIONS)
     grid = empty_map()
     state = make_state(
         env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[3.0, 5.0], [3, 8]], grid, [[0.5, 0.2], [0, 0]]
@@ -370,15 +378,18 @@ def test_unnormalised_observations():
     assert obs[forward] == pytest.approx(6.0)
 
 
-@pytest.mark.nightly  # a separate env configuration to compile
 def test_sampled_lambda_weights_the_reward():
-    env, step, _ = env_and_step(fixed_lambda=False, lambda_range=(0.2, 0.3))
-    _, state = jax.jit(env.reset)(jax.random.key(3))
-    assert 0.2 <= float(state.rew_lambda) <= 0.3
+    env, step, _ = env_and_step(**OPTIONS)
+    lambdas = jax.jit(jax.vmap(lambda k: env.reset(k)[1].rew_lambda))(
+        jax.random.split(jax.random.key(3), 64)
+    )
+    assert float(lambdas.min()) >= 0.2 and float(lambdas.max()) <= 0.3
+    assert float(lambdas.max() - lambdas.min()) > 0.05  # drawn per episode, not fixed
     grid = empty_map()
     state = make_state(env, [[3.0, 3.0], [8.0, 8.0]], [0.0, 0.0], [[8, 3], [3, 8]], grid)
     state = state.replace(rew_lambda=jnp.float32(0.25), vel=jnp.array([[1.0, 0], [0, 0]]))
-    _, _, rewards, _, _ = step(jax.random.key(0), state, act(env, [[1.0, 0.0], [0.0, 0.0]]))
+    moves = {"agent_0": jnp.int32(FORWARD), "agent_1": jnp.int32(STILL)}
+    _, _, rewards, _, _ = step(jax.random.key(0), state, moves)
     own0, own1 = 0.25 * 0.1 - 0.01, -0.01
     team = (own0 + own1) / 2
     np.testing.assert_allclose(rewards["agent_0"], 0.25 * own0 + 0.75 * team, atol=1e-5)
