@@ -3,6 +3,7 @@
 >>> import jax, jaxmarl
 >>> env = jaxmarl.make("MPE_simple_spread_v3")
 >>> obs, state = env.reset(jax.random.key(0))
+>>> config = jaxmarl.preset_config("ippo", "overcooked")  # what the train command would run
 
 Importing jaxmarl loads no env family and changes no JAX setting: the registry imports the
 families' light package ``__init__``s the first time it is consulted, and
@@ -12,6 +13,7 @@ families' light package ``__init__``s the first time it is consulted, and
 from typing import Any
 
 from jaxmarl import registry, spaces
+from jaxmarl.algorithms import preset_config
 from jaxmarl.cpu_rng import use_fast_cpu_rng
 from jaxmarl.env import MultiAgentEnv, State
 from jaxmarl.registry import EnvSpec, make, register, spec
@@ -23,6 +25,7 @@ __all__ = [
     "MultiAgentEnv",
     "State",
     "make",
+    "preset_config",
     "register",
     "registered_envs",
     "spaces",

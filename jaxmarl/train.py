@@ -60,7 +60,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from jaxmarl.algorithms import Algorithm, algorithms
+from jaxmarl.algorithms import Algorithm, algorithms, preset_config
 from jaxmarl.algorithms import algorithm as find_algorithm
 from jaxmarl.config import (
     ConfigError,
@@ -69,7 +69,6 @@ from jaxmarl.config import (
     config_to_dict,
     diff_configs,
     load_config,
-    preset_path,
     save_config,
 )
 from jaxmarl.training.host.distributed import Launch
@@ -86,7 +85,6 @@ from jaxmarl.training.host.rundir import (
 from jaxmarl.training.sweep import check_sweepable
 
 DEFAULT_ALG = "mappo"
-DEFAULT_ENV = "MPE_simple_spread_v3"
 INTERRUPTED = 130  # the exit status of a Ctrl-C, as shells report it (128 + SIGINT)
 
 
@@ -199,14 +197,8 @@ def parse(argv: Sequence[str]) -> Command:
         raise UsageError(f"--step picks the step to resume from: --resume RUN_DIR --step {step}")
 
     alg = special.get("alg", DEFAULT_ALG)
-    algorithm = _algorithm(alg)
-    config_cls = algorithm.config_class
-    env_id = special.get("env")
-    preset = _preset(alg, special.get("preset"), env_id or DEFAULT_ENV)
-    all_overrides = list(algorithm.fixed) + overrides
-    if env_id is not None:
-        all_overrides.insert(0, f"env.env_id={env_id}")
-    config = load_config(config_cls, preset, all_overrides)
+    _algorithm(alg)  # an unknown name is a usage error
+    config = preset_config(alg, special.get("preset"), overrides, env=special.get("env"))
     run_config = config.run
     name = run_config.name or (
         f"{alg}_{_env_label(config, '+')}_{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
@@ -319,15 +311,6 @@ def _algorithm(alg: str) -> Algorithm:
         return find_algorithm(alg)
     except KeyError as error:
         raise UsageError(error.args[0]) from None
-
-
-def _preset(alg: str, preset: str | None, env_id: str) -> Path | None:
-    if preset is not None:
-        path = Path(preset)
-        return (
-            path if path.suffix in (".yaml", ".yml") and path.exists() else preset_path(alg, preset)
-        )
-    return preset_path(alg, env_id) if env_id in available_presets(alg) else None
 
 
 # What a command line that cannot run raises while it is parsed (exit status 2). OSError:

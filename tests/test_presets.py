@@ -157,3 +157,42 @@ def test_preset_trains_one_tiny_update(alg, name, tmp_path):
     run += ["run.num_seeds=1", "run.checkpoint_every=0", "run.gif=false", "--no-progress"]
     assert train.main([f"alg={alg}", f"preset={name}", *tiny, *run]) == 0
     assert (tmp_path / "tiny" / "metrics.jsonl").read_text().strip()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("alg=ippo", "preset=overcooked", "env.num_envs=8"),
+        ("alg=vdn", "env=MPE_simple_tag_v3", "lr=0.001"),
+        ("alg=mappo",),
+    ],
+    ids=["preset", "env", "defaults"],
+)
+def test_preset_config_is_what_the_command_line_trains(args):
+    """``jaxmarl.preset_config`` (Python) and ``python -m jaxmarl.train`` build one config."""
+    import jaxmarl
+
+    special = dict(a.split("=", 1) for a in args if a.split("=", 1)[0] in ("alg", "preset", "env"))
+    overrides = [a for a in args if a.split("=", 1)[0] not in special]
+    from_python = jaxmarl.preset_config(
+        special["alg"], special.get("preset"), overrides, env=special.get("env")
+    )
+    assert from_python == parse([*args, "--no-progress"]).config
+
+
+def test_preset_config_applies_the_algorithms_fixed_overrides():
+    import jaxmarl
+    from jaxmarl.baselines.ppo import PPOConfig
+    from jaxmarl.config import preset_path
+
+    # MAPPO's preset file has a centralised critic; IPPO's fixed `critic=local` overrides it.
+    mappo_file = preset_path("mappo", "MPE_simple_tag_v3")
+    assert type(load_config(PPOConfig, mappo_file).critic).__name__ == "CentralisedCritic"
+    assert type(jaxmarl.preset_config("ippo", mappo_file).critic).__name__ == "LocalCritic"
+    assert type(jaxmarl.preset_config("vdn").mixer).__name__ == "VDNMixerConfig"
+    with pytest.raises(KeyError, match="did you mean 'ippo'"):
+        jaxmarl.preset_config("ipo")
+    with pytest.raises(FileNotFoundError, match="overcooked"):
+        jaxmarl.preset_config("ippo", "overcoked")
+    with pytest.raises(ConfigError, match="lrr"):
+        jaxmarl.preset_config("ippo", "overcooked", ["lrr=1"])
