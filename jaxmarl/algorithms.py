@@ -118,7 +118,7 @@ def preset_config(
     [preset=<preset>] <overrides>`` trains, for use from Python::
 
         config = jaxmarl.preset_config("ippo", "overcooked", ["env.num_envs=8"])
-        train = jax.jit(jaxmarl.algorithms.algorithm("ippo").make(config).train)
+        train = jax.jit(jaxmarl.baselines.ppo.make_train(config))  # train(key)
 
     As on the command line, ``env.env_id=<env>`` comes first, then the algorithm's own fixed
     overrides (``ippo``: ``critic=local``; ``vdn``: ``mixer=vdn``), then ``overrides``, all
