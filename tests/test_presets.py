@@ -159,25 +159,39 @@ def test_preset_trains_one_tiny_update(alg, name, tmp_path):
     assert (tmp_path / "tiny" / "metrics.jsonl").read_text().strip()
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ("alg=ippo", "preset=overcooked", "env.num_envs=8"),
-        ("alg=vdn", "env=MPE_simple_tag_v3", "lr=0.001"),
-        ("alg=mappo",),
-    ],
-    ids=["preset", "env", "defaults"],
-)
-def test_preset_config_is_what_the_command_line_trains(args):
-    """``jaxmarl.preset_config`` (Python) and ``python -m jaxmarl.train`` build one config."""
+def test_preset_config_reads_the_preset_then_env_then_overrides():
+    """``jaxmarl.preset_config`` against values read from the YAML files themselves."""
     import jaxmarl
+    from jaxmarl.baselines.ppo import PPOConfig
+    from jaxmarl.config import preset_path
 
-    special = dict(a.split("=", 1) for a in args if a.split("=", 1)[0] in ("alg", "preset", "env"))
-    overrides = [a for a in args if a.split("=", 1)[0] not in special]
-    from_python = jaxmarl.preset_config(
-        special["alg"], special.get("preset"), overrides, env=special.get("env")
+    # A preset by name, then overrides (configs/ippo/overcooked.yaml: coord_ring, 16 envs).
+    config = jaxmarl.preset_config("ippo", "overcooked", ["env.num_envs=8"])
+    assert (config.env.env_id, config.env.env_kwargs, config.env.num_envs) == (
+        "overcooked", {"layout": "coord_ring"}, 8,
+    )  # fmt: skip
+    # No preset: the one named after env (its layout; PPOConfig's default env_kwargs are empty).
+    by_env = jaxmarl.preset_config("ippo", env="overcooked")
+    assert (by_env.env.env_kwargs, by_env.env.num_envs) == ({"layout": "coord_ring"}, 16)
+    # Neither: the default env's preset, exactly as its file reads for MAPPO.
+    assert jaxmarl.preset_config("mappo") == load_config(
+        PPOConfig, preset_path("mappo", "MPE_simple_spread_v3")
     )
-    assert from_python == parse([*args, "--no-progress"]).config
+    # An env without a preset of that algorithm: the config class's defaults plus the env id.
+    tag = jaxmarl.preset_config("vdn", env="MPE_simple_tag_v3", overrides=["lr=0.001"])
+    assert (tag.env.env_id, tag.lr) == ("MPE_simple_tag_v3", 0.001)
+    # The user's overrides come last: they win over the algorithm's fixed ones and over env.
+    assert type(jaxmarl.preset_config("ippo", None, ["critic=centralised"]).critic).__name__ == (
+        "CentralisedCritic"
+    )
+    moved = jaxmarl.preset_config(
+        "ippo", env="MPE_simple_tag_v3", overrides=["env.env_id=MPE_simple_v3"]
+    )
+    assert moved.env.env_id == "MPE_simple_v3"
+    # The command line gives the same values.
+    cli = parse(["alg=ippo", "env=overcooked", "env.num_envs=8", "--no-progress"]).config
+    assert (cli.env.env_kwargs, cli.env.num_envs) == ({"layout": "coord_ring"}, 8)
+    assert type(cli.critic).__name__ == "LocalCritic"
 
 
 def test_preset_config_applies_the_algorithms_fixed_overrides():
