@@ -247,12 +247,23 @@ def ours_command(args, steps: int, name: str) -> list[str]:
         f"run.gif={'true' if args.gif else 'false'}",
         f"run.out_dir={args.out_dir}",
         f"run.name={name}",
+        *args.ours_override,
         "--no-progress",
     ]
 
 
+def ours_side(args) -> str:
+    """The results key of our run: ``ours``, or ``ours:`` and its extra overrides (a variant)."""
+    return "ours" if not args.ours_override else "ours:" + " ".join(args.ours_override)
+
+
+def ours_run_name(args, steps: int) -> str:
+    tag = "".join(c if c.isalnum() else "_" for c in "_".join(args.ours_override))
+    return f"ours_ippo_jaxnav_{steps}" + (f"_{tag}" if tag else "")
+
+
 def run_ours(args, steps: int) -> dict:
-    name = f"ours_ippo_jaxnav_{steps}"
+    name = ours_run_name(args, steps)
     cmd = ours_command(args, steps, name)
     load_before = machine_load()
     run_dir = args.out_dir / name
@@ -301,6 +312,18 @@ def _summary(values: list[float]) -> str:
     return f"{mean:.3f}" if iqm is None else f"{mean:.3f} (IQM {iqm:.3f})"
 
 
+def _sides(results: dict) -> list[str]:
+    """Ours, then our variants, then JaxMARL's: the rows and curves in a fixed order."""
+    variants = sorted(k for k in results if k.startswith("ours:"))
+    return [k for k in ("ours", *variants, "jaxmarl") if k in results]
+
+
+def _label(side: str) -> str:
+    if side == "jaxmarl":
+        return "JaxMARL 0.2.0 `ippo_rnn.py`"
+    return side.replace("ours:", "ours, ")
+
+
 def table(results: dict, last: int) -> str:
     head = (
         f"| side | env steps / seed | seeds | success rate per seed (last {last} updates) "
@@ -308,12 +331,10 @@ def table(results: dict, last: int) -> str:
         "| wall s |\n|---|---:|---:|---|---:|---|---:|---:|---:|---:|"
     )
     lines = [head]
-    for side in ("ours", "jaxmarl"):
-        r = results.get(side)
-        if not r:
-            continue
+    for side in _sides(results):
+        r = results[side]
         success, ret = finals(r, "success_rate", last), finals(r, "episode_return", last)
-        label = "ours" if side == "ours" else "JaxMARL 0.2.0 `ippo_rnn.py`"
+        label = _label(side)
         lines.append(
             f"| {label} | {r['env_steps_per_seed']:,} | {r['seeds']} "
             f"| {', '.join(f'{v:.3f}' for v in success)} | {_summary(success)} "
@@ -327,11 +348,13 @@ def plot(results: dict, path: Path, last: int) -> Path:
     from jaxmarl.training.host.plotting import plot_curves
 
     series = {}
-    for side, label in (("ours", "ours"), ("jaxmarl", "JaxMARL 0.2.0 ippo_rnn.py")):
-        r = results.get(side)
-        if r:
-            steps = [row["env_steps"] for row in r["curves"][0]]
-            series[label] = (steps, [[row["success_rate"] for row in c] for c in r["curves"]])
+    for side in _sides(results):
+        r = results[side]
+        steps = [row["env_steps"] for row in r["curves"][0]]
+        series[_label(side).replace("`", "")] = (
+            steps,
+            [[row["success_rate"] for row in c] for c in r["curves"]],
+        )
     return plot_curves(
         series,
         str(path),
@@ -353,6 +376,14 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--last", type=int, default=5, help="updates averaged for the finals")
     parser.add_argument("--gif", action="store_true", help="our run writes an episode GIF")
+    parser.add_argument(
+        "--ours-override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an extra override of our run (repeatable): the run is stored as a variant row "
+        "'ours: KEY=VALUE', next to the plain 'ours' row",
+    )
     parser.add_argument("--peer-python", default="/tmp/peer_jaxnav34/bin/python")
     parser.add_argument("--peer-scripts", type=Path, default=Path("/tmp/peer_scripts_jaxnav34"))
     parser.add_argument("--out-dir", type=Path, default=REPO / "runs" / "jaxnav_ippo_vs_jaxmarl")
@@ -389,15 +420,16 @@ def main(argv=None) -> int:
             if side == "jaxmarl":
                 r = run_jaxmarl(args, steps)
             elif side == "ours_existing":  # our finished run dir; wall from its files' times
-                run_dir = args.out_dir / f"ours_ippo_jaxnav_{steps}"
+                run_dir = args.out_dir / ours_run_name(args, steps)
                 wall = (run_dir / "summary.md").stat().st_mtime - (
                     run_dir / "run.json"
                 ).stat().st_mtime
                 cmd = ours_command(args, steps, run_dir.name)
                 r = collect_ours(run_dir, cmd, wall, "unknown", args.seeds)
-                side = "ours"
             else:
                 r = run_ours(args, steps)
+            if side != "jaxmarl":
+                side = ours_side(args)
             r.update(
                 concurrent_at_start=concurrent,
                 load_after=machine_load(),
