@@ -19,7 +19,13 @@ def bench(monkeypatch):
 
 def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
     args = argparse.Namespace(
-        num_envs=16, num_steps=64, seeds=3, updates_per_chunk=8, gif=False, out_dir=Path("runs")
+        num_envs=16,
+        num_steps=64,
+        seeds=3,
+        updates_per_chunk=8,
+        gif=False,
+        out_dir=Path("runs"),
+        ours_override=[],
     )
     command = bench.ours_command(args, 16_384, "probe")
     preset = next(c.split("=", 1)[1] for c in command if c.startswith("preset="))
@@ -66,3 +72,42 @@ def test_finals_average_the_last_updates_that_ended_episodes(bench):
     ]
     assert bench.finals({"curves": [curve]}, last=1) == [1.0]
     assert bench.finals({"curves": [curve, curve[:1]]}, last=2) == [0.75, 0.5]
+
+
+def test_a_variant_of_our_side_is_stored_run_and_reported_apart(bench):
+    args = argparse.Namespace(
+        num_envs=16,
+        num_steps=64,
+        seeds=3,
+        updates_per_chunk=8,
+        gif=False,
+        out_dir=Path("runs"),
+        ours_override=["bootstrap_truncation=false"],
+    )
+    assert bench.ours_command(args, 16_384, "probe")[-2] == "bootstrap_truncation=false"
+    assert bench.ours_side(args) == "ours:bootstrap_truncation=false"
+    assert bench.ours_run_name(args, 16_384) == "ours_ippo_jaxnav_16384_bootstrap_truncation_false"
+    args.ours_override = []
+    assert (bench.ours_side(args), bench.ours_run_name(args, 16_384)) == (
+        "ours",
+        "ours_ippo_jaxnav_16384",
+    )
+
+    def record(success):
+        curve = [{"episodes": 1, "success_rate": success, "episode_return": -1.0}]
+        return dict(
+            curves=[curve], env_steps_per_seed=1, seeds=1, steps_per_s=1.0, compile_s=1, wall_s=1
+        )
+
+    results = {
+        "jaxmarl": record(0.3),
+        "ours:bootstrap_truncation=false": record(0.2),
+        "ours": record(0.1),
+    }
+    rows = bench.table(results, last=1).splitlines()[2:]
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| ours",
+        "| ours, bootstrap_truncation=false",
+        "| JaxMARL 0.2.0 `ippo_rnn.py`",
+    ]
+    assert [r.split(" | ")[3] for r in rows] == ["0.100", "0.200", "0.300"]
