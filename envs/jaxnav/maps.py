@@ -38,10 +38,11 @@ MAP_IDS = (
     "Grid-Rand-Poly-Single",
     "Grid-Buffer",
 )
-# Start/goal pairs drawn at once per agent; if none is valid the whole scenario (map and
-# cases) is drawn again. An empty map always admits a case, so sampling ends (JaxMARL's
-# loops can spin forever on a blocked map).
+# Start/goal pairs drawn at once per agent; if none is valid the case is drawn again on the
+# same map, and after CASE_ROUNDS such rounds the map as well. An empty map always admits a
+# case, so sampling ends (JaxMARL's loops can spin forever on a blocked map).
 CANDIDATES = 32
+CASE_ROUNDS = 16
 # Goal discs are checked against walls with this radius (JaxMARL's ``Map.goal_radius``).
 GOAL_CLEARANCE = 0.3
 # BARN cases (JaxMARL's ``GridMapBarn``): starts and goals lie on cells more than this many
@@ -319,29 +320,35 @@ class GridMap:
     def sample_scenario(self, key: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Draw a map and a case ``[n, 2, 3]`` (per agent: start and goal ``(x, y, theta)``).
 
-        Draws again, map included, until every agent has a valid start and goal. All the
-        numbers of one draw come from one ``uniform`` call: on CPU each PRNG call is a sizeable
-        program of its own to compile and run.
+        Draws the case again on the same map until every agent has a valid start and goal, as
+        JaxMARL does, so the maps keep the generator's distribution (redrawing the map as well
+        would favour maps with fewer walls, on which a case is easier to place). After
+        ``CASE_ROUNDS`` failed cases the map is drawn again too, so a map on which no case fits
+        cannot stall the reset (JaxMARL loops forever there). All the numbers of one draw come
+        from one ``uniform`` call: on CPU each PRNG call is a sizeable program of its own to
+        compile and run.
         """
 
         def cond(carry):
             return ~carry[0]
 
         def body(carry):
-            _, key, _, _ = carry
+            _, key, map_data, _, tries = carry
             key, draw_key = jax.random.split(key)
             u = jax.random.uniform(draw_key, (self.map_draws + self.case_draws,), jnp.float32)
-            map_data = self.map_from_uniform(u[: self.map_draws])
+            fresh_map = tries % CASE_ROUNDS == 0
+            map_data = jnp.where(fresh_map, self.map_from_uniform(u[: self.map_draws]), map_data)
             valid, case = self.case_from_uniform(u[self.map_draws :], map_data)
-            return valid, key, map_data, case
+            return valid, key, map_data, case, tries + 1
 
         start = (
             jnp.bool_(False),
             key,
             jnp.zeros((self.height, self.width), jnp.int32),
             jnp.zeros((self.num_agents, 2, 3), jnp.float32),
+            jnp.int32(0),
         )
-        _, _, map_data, case = jax.lax.while_loop(cond, body, start)
+        _, _, map_data, case, _ = jax.lax.while_loop(cond, body, start)
         return map_data, case
 
     @property
