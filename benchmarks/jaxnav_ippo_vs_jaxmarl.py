@@ -93,7 +93,6 @@ PAPER_IPPO = {
     "MAX_GRAD_NORM": 0.5,
     "HIDDEN_SIZE": 512,
     "ANNEAL_LR": True,
-    "SEED": 0,
     "TEST_DURING_TRAINING": False,  # the script still plays one greedy rollout at the start
     "NUM_TEST_ENVS": 1,
     "TEST_INTERVAL": 0.05,
@@ -200,7 +199,7 @@ print("RESULT " + json.dumps({
 """
 
 
-def peer_config(num_envs: int, num_steps: int) -> dict:
+def peer_config(num_envs: int, num_steps: int, seed: int = 0) -> dict:
     return {
         "ENV_NAME": "jaxnav",
         "ENV_KWARGS": dict(ENV_KWARGS),
@@ -208,6 +207,7 @@ def peer_config(num_envs: int, num_steps: int) -> dict:
         "NUM_STEPS": num_steps,
         "TOTAL_TIMESTEPS": 0,  # set by the prelude
         **PAPER_IPPO,
+        "SEED": seed,  # the seeds are split(PRNGKey(SEED), seeds), as ours from run.seed
     }
 
 
@@ -216,7 +216,9 @@ def run_jaxmarl(args, steps: int) -> dict:
 
     with tempfile.TemporaryDirectory() as tmp:
         config_path = Path(tmp) / "ippo_rnn_jaxnav.yaml"
-        config_path.write_text(yaml.safe_dump(peer_config(args.num_envs, args.num_steps)))
+        config_path.write_text(
+            yaml.safe_dump(peer_config(args.num_envs, args.num_steps, args.seed))
+        )
         script = args.peer_scripts / "IPPO" / "ippo_rnn.py"
         runner_args = ["ippo", str(script), str(config_path), str(steps), str(args.seeds)]
         result = run_runner(PEER_PRELUDE + JAXNAV_RUNNER, args.peer_python, runner_args)
@@ -239,6 +241,7 @@ def ours_command(args, steps: int, name: str) -> list[str]:
         *(f"+env.env_kwargs.{k}={v}" for k, v in ENV_KWARGS.items()),
         f"env.num_envs={args.num_envs}",
         f"num_steps={args.num_steps}",
+        f"run.seed={args.seed}",
         f"run.num_seeds={args.seeds}",
         f"run.total_timesteps={steps}",
         f"run.updates_per_chunk={chunk}",
@@ -371,6 +374,12 @@ def main(argv=None) -> int:
     parser.add_argument("--num-steps", type=int, default=64)
     parser.add_argument("--updates-per-chunk", type=int, default=8)
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="root seed of both sides (their seeds are split from it): another set of seeds",
+    )
     parser.add_argument(
         "--sides", default="ours,jaxmarl", help="ours, jaxmarl, ours_existing (collect a run)"
     )

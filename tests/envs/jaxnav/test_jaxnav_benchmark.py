@@ -26,6 +26,7 @@ def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
         gif=False,
         out_dir=Path("runs"),
         ours_override=[],
+        seed=0,
     )
     command = bench.ours_command(args, 16_384, "probe")
     preset = next(c.split("=", 1)[1] for c in command if c.startswith("preset="))
@@ -38,6 +39,9 @@ def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
     assert ours.env.env_kwargs == peer["ENV_KWARGS"] == {"act_type": "Discrete"}
     assert (ours.env.num_envs, ours.num_steps) == (peer["NUM_ENVS"], peer["NUM_STEPS"])
     assert ours.run.total_timesteps == 16_384 and ours.run.eval_episodes == 0
+    assert ours.run.seed == peer["SEED"] == 0
+    # ippo_rnn.py's GAE stops at every episode end: a time limit counts as terminal.
+    assert not ours.bootstrap_truncation
     # The learning settings: the preset's values are the peer's.
     pairs = {
         "lr": "LR",
@@ -83,8 +87,11 @@ def test_a_variant_of_our_side_is_stored_run_and_reported_apart(bench):
         gif=False,
         out_dir=Path("runs"),
         ours_override=["bootstrap_truncation=false"],
+        seed=1,
     )
-    assert bench.ours_command(args, 16_384, "probe")[-2] == "bootstrap_truncation=false"
+    command = bench.ours_command(args, 16_384, "probe")
+    assert command[-2] == "bootstrap_truncation=false" and "run.seed=1" in command
+    assert bench.peer_config(16, 64, args.seed)["SEED"] == 1
     assert bench.ours_side(args) == "ours:bootstrap_truncation=false"
     assert bench.ours_run_name(args, 16_384) == "ours_ippo_jaxnav_16384_bootstrap_truncation_false"
     args.ours_override = []
