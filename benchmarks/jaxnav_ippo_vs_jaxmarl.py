@@ -315,6 +315,26 @@ def _summary(values: list[float]) -> str:
     return f"{mean:.3f}" if iqm is None else f"{mean:.3f} (IQM {iqm:.3f})"
 
 
+def pool(results: dict, other: dict) -> dict:
+    """Each side's seeds of both result sets as one record: curves and seeds joined, env
+    steps/s over both runs' training time, compile and wall seconds summed. Sides missing from
+    either set are left out."""
+    pooled = {}
+    for side in results.keys() & other.keys():
+        a, b = results[side], other[side]
+        steps = [r["env_steps_per_seed"] * r["seeds"] for r in (a, b)]
+        seconds = sum(n / r["steps_per_s"] for n, r in zip(steps, (a, b)))
+        pooled[side] = {
+            **a,
+            "curves": a["curves"] + b["curves"],
+            "seeds": a["seeds"] + b["seeds"],
+            "steps_per_s": sum(steps) / seconds,
+            "compile_s": a["compile_s"] + b["compile_s"],
+            "wall_s": a["wall_s"] + b["wall_s"],
+        }
+    return pooled
+
+
 def _sides(results: dict) -> list[str]:
     """Ours, then our variants, then JaxMARL's: the rows and curves in a fixed order."""
     variants = sorted(k for k in results if k.startswith("ours:"))
@@ -400,6 +420,15 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", type=Path, default=None)
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument(
+        "--pool",
+        type=Path,
+        nargs="*",
+        default=[],
+        metavar="OUT_DIR",
+        help="report the seeds of these output folders' runs (the same settings, other --seed) "
+        "together with --out-dir's, side by side",
+    )
+    parser.add_argument(
         "--write-peer-config",
         type=Path,
         default=None,
@@ -453,6 +482,8 @@ def main(argv=None) -> int:
                 f"{r['steps_per_s']:,.0f} env steps/s, success {finals(r, last=args.last)}",
                 flush=True,
             )
+    for other in args.pool:
+        results = pool(results, load_results(other.resolve(), store.name))
     text = table(results, args.last)
     print(text)
     if args.md:

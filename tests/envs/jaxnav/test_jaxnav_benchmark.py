@@ -118,3 +118,24 @@ def test_a_variant_of_our_side_is_stored_run_and_reported_apart(bench):
         "| JaxMARL 0.2.0 `ippo_rnn.py`",
     ]
     assert [r.split(" | ")[3] for r in rows] == ["0.100", "0.200", "0.300"]
+
+
+def test_pooled_seed_sets_join_curves_and_rate_over_both_runs(bench):
+    def run(seeds, rate, tag):
+        return {
+            "curves": [[{"tag": tag}]] * seeds,
+            "seeds": seeds,
+            "env_steps_per_seed": 100,
+            "steps_per_s": rate,
+            "compile_s": 1.0,
+            "wall_s": 10.0,
+        }
+
+    pooled = bench.pool(
+        {"ours": run(3, 100.0, "a"), "jaxmarl": run(3, 1.0, "x")}, {"ours": run(1, 50.0, "b")}
+    )
+    assert list(pooled) == ["ours"]  # a side run in one set only is not pooled
+    ours = pooled["ours"]
+    assert ours["seeds"] == 4 and [c[0]["tag"] for c in ours["curves"]] == ["a"] * 3 + ["b"]
+    # 400 env steps in 3 s + 2 s of training.
+    assert ours["steps_per_s"] == 80.0 and ours["wall_s"] == 20.0
