@@ -118,6 +118,11 @@ class QCommonConfig(RolloutUpdates):
             QMIX preset must keep it.
         bootstrap_truncation: value time-limited episodes' real last observation instead of
             counting the time limit as a termination (see the module docstring).
+        dueling: a dueling Q head (``QHead``): after ``network.head_sizes``, a value stream
+            and an advantage stream of one dense layer each, ``Q = V + A - mean(A)``
+            (JaxMARL's PQN ``DUELING``, on in its Hanabi config). A field of the Q learners'
+            config, not of ``network``: only Q heads have one, and the actor-critic learners
+            share ``NetworkConfig``.
     """
 
     env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
@@ -137,8 +142,14 @@ class QCommonConfig(RolloutUpdates):
     reward_scale: float = 1.0
     team_reward: str = "sum"
     bootstrap_truncation: bool = True
+    dueling: bool = False
 
     def __post_init__(self):
+        require(
+            isinstance(self.dueling, bool),
+            f"dueling must be true or false (a dueling Q head or a plain one), got "
+            f"{self.dueling!r}",
+        )
         require(
             isinstance(self.mixer, MIXERS),
             f"mixer must be one of {[m.__name__ for m in MIXERS]}, got {self.mixer!r}",

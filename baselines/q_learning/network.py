@@ -10,8 +10,8 @@ from jaxmarl.wrappers.agent_batch import AgentBatch
 
 
 def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
-    """Encoder -> trunk (GRU or MLP) -> Q head (``network.head_sizes`` hidden layers first),
-    plus the configured mixer.
+    """Encoder -> trunk (GRU or MLP) -> Q head (``network.head_sizes`` hidden layers first,
+    dueling streams with ``config.dueling``), plus the configured mixer.
 
     Raises:
         ValueError: the env's actions are not discrete.
@@ -26,7 +26,13 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
     return QNetwork(
         encoder=encoder_from_config(net, batch.input_shape, batch.input_leaves),
         trunk=trunk,
-        head=QHead(batch.num_actions, net.head_sizes, net.activation, net.head_init_gain),
+        head=QHead(
+            batch.num_actions,
+            net.head_sizes,
+            net.activation,
+            net.head_init_gain,
+            dueling=config.dueling,
+        ),
         mixer=build_mixer(config),
         num_agents=batch.num_agents,
     )

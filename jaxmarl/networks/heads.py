@@ -114,14 +114,27 @@ class ValueHead(nn.Module):
 
 
 class QHead(nn.Module):
-    """Q-values over ``num_actions`` discrete actions: ``[..., D] -> [..., num_actions]``."""
+    """Q-values over ``num_actions`` discrete actions: ``[..., D] -> [..., num_actions]``.
+
+    With ``dueling`` (Wang et al., 2016; JaxMARL's PQN ``DUELING``) the head's input, after its
+    hidden layers, feeds two output layers: ``advantage`` (one value per action) and ``value``
+    (one scalar), combined as ``Q = V + A - mean(A)``, the mean over all ``num_actions``
+    actions, available or not (masking is the acting code's, on the Q-values). Without it the
+    one output layer keeps the name ``Dense_0``.
+    """
 
     num_actions: int
     hidden_sizes: Sequence[int] = ()
     activation: str = "relu"
     hidden_gain: float = HIDDEN_GAIN
+    dueling: bool = False
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
         x = hidden_layers(x, self.hidden_sizes, self.activation, self.hidden_gain)
-        return nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS)(x)
+        if not self.dueling:
+            return nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS)(x)
+        advantage = nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS, name="advantage")
+        value = nn.Dense(1, kernel_init=VALUE, bias_init=BIAS, name="value")
+        a = advantage(x)
+        return value(x) + a - jnp.mean(a, axis=-1, keepdims=True)

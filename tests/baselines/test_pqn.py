@@ -1,5 +1,7 @@
 """PQN-VDN: config checks, the command line, and a finite run with the expected shapes."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -7,7 +9,16 @@ import numpy as np
 import pytest
 
 from jaxmarl import train
-from jaxmarl.baselines.q_learning import LambdaReturns, PQNConfig, make_pqn, make_train
+from jaxmarl.baselines.q_learning import (
+    LambdaReturns,
+    PQNConfig,
+    build_q_network,
+    make_pqn,
+    make_train,
+    q_policies,
+    td_loss,
+)
+from jaxmarl.baselines.q_learning.td_loss import collect_sequence
 from jaxmarl.networks.mixers import VDNMixerConfig
 from jaxmarl.training.config import (
     EnvConfig,
@@ -137,3 +148,83 @@ def test_summary_and_curve_skip_updates_that_ended_no_episode(tmp_path):
     final = last_finished["episode_return"]
     assert f"| final episode return (train, per agent) | {final:.2f} |" in summary
     assert (run_dir / "learning_curve.png").stat().st_size > 0
+
+
+@functools.cache
+def hanabi_pqn():
+    """PQN-VDN with the dueling head on 2-player Hanabi, tiny; its jitted init and update, one
+    jitted rollout (epsilon an argument) that also evaluates the TD loss of what it collected
+    with the legal-move masks and with every action made available."""
+    config = PQNConfig(
+        env=EnvConfig(env_id="hanabi", env_kwargs={"num_agents": 2}, num_envs=8),
+        network=NetworkConfig(
+            embed_dim=16,
+            trunk=MLPTrunkConfig(sizes=(16,)),
+            activation="relu",
+            layer_norm=True,
+            agent_id=True,
+        ),
+        dueling=True,
+        team_reward="mean",
+        run=RunConfig(total_timesteps=8 * 4 * 3),
+        num_steps=4,
+        num_minibatches=2,
+        num_epochs=1,
+        lr=1e-3,
+        returns=LambdaReturns(td_lambda=0.0),
+        eps_start=0.5,
+        eps_finish=0.1,
+        bootstrap_truncation=False,
+    )
+    learner = make_pqn(config)
+    network = build_q_network(config, learner.env.batch)
+    exploring, _ = q_policies(network)
+
+    @jax.jit
+    def rollout_and_losses(params, runner, epsilon):
+        _, trajectory, sequence = collect_sequence(
+            learner.env, exploring(params, epsilon), runner, 16, record_terminal=False, slots=1
+        )
+        unmasked = sequence.replace(
+            inputs=sequence.inputs.replace(
+                avail_actions=jnp.ones_like(sequence.inputs.avail_actions)
+            )
+        )
+        losses = [td_loss(network, config, params, None, s)[1] for s in (sequence, unmasked)]
+        return trajectory, losses
+
+    return learner, jax.jit(learner.init), jax.jit(learner.update), rollout_and_losses
+
+
+def test_pqn_with_the_dueling_head_trains_on_hanabi_under_jit():
+    learner, init, update, _ = hanabi_pqn()
+    state = init(jax.random.key(0))
+    head = state.params["heads"]["q"]
+    assert set(head) == {"value", "advantage"} and head["advantage"]["kernel"].shape == (16, 21)
+    start = state.params
+    for _ in range(learner.num_updates):
+        state, metrics = update(state)
+        chex.assert_tree_all_finite((metrics, state.params))
+    assert float(metrics["loss"]) > 0.0
+    moved = jax.tree.map(lambda a, b: float(jnp.max(jnp.abs(a - b))), state.params, start)
+    assert all(m > 0.0 for m in jax.tree.leaves(moved["heads"])), moved["heads"]
+    assert max(jax.tree.leaves(moved)) > 1e-4
+
+
+def test_hanabi_legal_moves_reach_acting_and_the_td_target():
+    _, init, _, rollout_and_losses = hanabi_pqn()
+    state = init(jax.random.key(1))
+    for epsilon in (0.0, 1.0):  # the greedy choice, then only the random draws
+        trajectory, (masked, unmasked) = rollout_and_losses(
+            state.params, state.runner, jnp.float32(epsilon)
+        )
+        avail = np.asarray(trajectory.inputs.avail_actions)  # [T, B, A, 21]
+        taken = np.take_along_axis(avail, np.asarray(trajectory.action)[..., None], axis=-1)
+        assert taken.all(), f"an illegal move was chosen with epsilon={epsilon}"
+        # Hanabi's masks, not all-True ones: the agent not to move may only pass (the no-op).
+        legal = avail.sum(axis=-1)
+        assert (legal == 1).any() and (legal > 1).any()
+        assert avail[..., -1][legal == 1].all()
+        # The target's max is over legal moves: allowing every move can only raise it.
+        assert float(unmasked["target_mean"]) > float(masked["target_mean"])
+        assert float(unmasked["q_mean"]) == float(masked["q_mean"])
