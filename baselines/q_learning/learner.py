@@ -7,7 +7,8 @@
 1. roll out ``num_steps`` epsilon-greedy steps in ``env.num_envs`` envs (the shared
    ``rollout``; the runner carries on across updates, so sequences need not start at resets --
    each stores the recurrent state it started from, and ``burn_in`` can keep the steps that
-   state is stale for out of the loss);
+   state is stale for out of the loss); with ``env.reward_shaping`` the stored rewards include
+   the annealed shaping, weighted by the env steps done when the update began;
 2. add the ``num_envs`` sequences to the in-jit replay buffer (``jaxmarl.training.replay``);
 3. once ``learning_starts`` env steps are done and the buffer holds a batch, take
    ``num_epochs`` gradient steps, each on ``batch_size`` sampled sequences (``td_loss``:
@@ -42,7 +43,7 @@ from jaxmarl.training import replay
 from jaxmarl.training.config import require, require_positive
 from jaxmarl.training.data_parallel import DataShards, check_data_split
 from jaxmarl.training.learner import Learner
-from jaxmarl.training.rollout import TrainingEnv, episode_metrics
+from jaxmarl.training.rollout import TrainingEnv, episode_metrics, shaping_of
 from jaxmarl.training.sgd import sgd_epochs
 from jaxmarl.training.types import Runner
 
@@ -193,6 +194,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             num_steps,
             record_terminal=config.bootstrap_truncation,
             slots=slots,
+            shaping=shaping_of(config.env, state.update * config.steps_per_update),
             data=data,
         )
         buffer = replay.add(state.buffer, sequence.batch_major())

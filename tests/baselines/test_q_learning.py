@@ -15,6 +15,7 @@ from jaxmarl.training.config import (
     GRUTrunkConfig,
     MLPTrunkConfig,
     NetworkConfig,
+    RewardShapingConfig,
     RunConfig,
 )
 
@@ -222,3 +223,31 @@ def test_network_head_sizes_give_the_q_head_hidden_layers():
     head = params["heads"]["q"]
     assert head["hidden_0"]["kernel"].shape == (16, 12)
     assert head["Dense_0"]["kernel"].shape == (12, 5)  # simple_spread: 5 actions
+
+
+def test_buffer_learner_stores_the_shaped_reward():
+    # Overcooked from random states under random play (epsilon 1 in the first update), the
+    # shaped reward weighted by 0.5: the stored rewards hold 0.5 x Overcooked's shaping (3 for
+    # an onion in a pot or a dish picked up, 5 for a soup picked up), not only the env's.
+    config = QLearningConfig(
+        env=EnvConfig(
+            env_id="overcooked",
+            env_kwargs={"random_reset": True},
+            num_envs=16,
+            reward_shaping=RewardShapingConfig(horizon=10**6, scale=0.5),
+        ),
+        network=NetworkConfig(trunk=MLPTrunkConfig(sizes=()), embed_dim=8, activation="relu"),
+        mixer=NoMixerConfig(),
+        run=RunConfig(total_timesteps=16 * 32),
+        num_steps=32,
+        buffer_size=16,
+        batch_size=4,
+        learning_starts=10**6,
+        bootstrap_truncation=False,
+    )
+    learner = make_q_learning(config)
+    state, _ = jax.jit(learner.update)(jax.jit(learner.init)(jax.random.key(0)))
+    stored = np.asarray(state.buffer.data.reward)
+    shaped = stored[(stored != 0) & (stored < 20)]  # a served soup (20) is the env's own
+    assert shaped.size > 0, "random play from random states should earn some shaping"
+    assert set(np.unique(shaped)) <= {1.5, 2.5, 3.0, 4.0, 5.0}, np.unique(shaped)
