@@ -150,31 +150,43 @@ def test_summary_and_curve_skip_updates_that_ended_no_episode(tmp_path):
     assert (run_dir / "learning_curve.png").stat().st_size > 0
 
 
-@functools.cache
-def hanabi_pqn():
-    """PQN-VDN with the dueling head on 2-player Hanabi, tiny; its jitted init and update, one
-    jitted rollout (epsilon an argument) that also evaluates the TD loss of what it collected
-    with the legal-move masks and with every action made available."""
-    config = PQNConfig(
-        env=EnvConfig(env_id="hanabi", env_kwargs={"num_agents": 2}, num_envs=8),
+def hanabi_config(num_envs, width, num_steps, updates, **overrides):
+    """PQN-VDN with the dueling head on 2-player Hanabi: one dense layer of ``width`` and one
+    trunk layer, LayerNorm, agent ids, the shared reward once (``team_reward="mean"``)."""
+    return PQNConfig(
+        env=EnvConfig(env_id="hanabi", env_kwargs={"num_agents": 2}, num_envs=num_envs),
         network=NetworkConfig(
-            embed_dim=16,
-            trunk=MLPTrunkConfig(sizes=(16,)),
+            embed_dim=width,
+            trunk=MLPTrunkConfig(sizes=(width,)),
             activation="relu",
             layer_norm=True,
             agent_id=True,
         ),
         dueling=True,
         team_reward="mean",
-        run=RunConfig(total_timesteps=8 * 4 * 3),
-        num_steps=4,
+        run=RunConfig(total_timesteps=num_envs * num_steps * updates),
+        num_steps=num_steps,
+        bootstrap_truncation=False,
+        **overrides,
+    )
+
+
+@functools.cache
+def hanabi_pqn():
+    """PQN-VDN with the dueling head on 2-player Hanabi, tiny; its jitted init and update, one
+    jitted rollout (epsilon an argument) that also evaluates the TD loss of what it collected
+    with the legal-move masks and with every action made available."""
+    config = hanabi_config(
+        8,
+        16,
+        4,
+        3,
         num_minibatches=2,
         num_epochs=1,
         lr=1e-3,
         returns=LambdaReturns(td_lambda=0.0),
         eps_start=0.5,
         eps_finish=0.1,
-        bootstrap_truncation=False,
     )
     learner = make_pqn(config)
     network = build_q_network(config, learner.env.batch)
@@ -237,19 +249,11 @@ def test_pqn_vdn_with_the_dueling_head_beats_random_legal_play_on_hanabi():
     Random legal play almost always loses its three lives, which scores 0 (bomb-0); after
     training the score of the last fifth of the run is clearly above that (seeds 0 to 3 tried).
     """
-    config = PQNConfig(
-        env=EnvConfig(env_id="hanabi", env_kwargs={"num_agents": 2}, num_envs=64),
-        network=NetworkConfig(
-            embed_dim=128,
-            trunk=MLPTrunkConfig(sizes=(128,)),
-            activation="relu",
-            layer_norm=True,
-            agent_id=True,
-        ),
-        dueling=True,
-        team_reward="mean",
-        run=RunConfig(total_timesteps=64 * 16 * 250),
-        num_steps=16,
+    config = hanabi_config(
+        64,
+        128,
+        16,
+        250,
         num_minibatches=4,
         num_epochs=2,
         lr=5e-4,
@@ -259,7 +263,6 @@ def test_pqn_vdn_with_the_dueling_head_beats_random_legal_play_on_hanabi():
         eps_start=0.2,
         eps_finish=0.01,
         eps_decay=0.3,
-        bootstrap_truncation=False,
     )
     _, metrics = jax.jit(make_train(config))(jax.random.key(0))
     returns, episodes = np.asarray(metrics["episode_return"]), np.asarray(metrics["episodes"])
