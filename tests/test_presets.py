@@ -210,3 +210,21 @@ def test_preset_config_applies_the_algorithms_fixed_overrides():
         jaxmarl.preset_config("ippo", "overcoked")
     with pytest.raises(ConfigError, match="lrr"):
         jaxmarl.preset_config("ippo", "overcooked", ["lrr=1"])
+
+
+@pytest.mark.parametrize(
+    ("alg", "name"), [("pqn_vdn", "overcooked_cnn"), ("vdn", "overcooked_cnn")]
+)
+def test_overcooked_vdn_presets_regress_jaxmarls_team_reward(alg, name):
+    # JaxMARL's VDN scripts regress "__all__": the shared soup reward counted once plus both
+    # agents' shaped rewards times the annealed coefficient c.
+    import jax.numpy as jnp
+
+    from jaxmarl import preset_config
+
+    config = preset_config(alg, name)
+    soup, shaped, anneal = 20.0, jnp.array([3.0, 5.0]), 0.25  # anneal: c at some env step
+    # What the rollout stores per agent: its reward plus its shaping times the coefficient.
+    per_agent = soup + config.env.reward_shaping.scale * anneal * shaped
+    team = config.mixer.team_reward(per_agent, config.team_reward)
+    assert float(team[0]) == pytest.approx(soup + anneal * float(shaped.sum()))
