@@ -17,8 +17,9 @@ def bench(monkeypatch):
     return load_benchmark_script("jaxnav_ippo_vs_jaxmarl")
 
 
-def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
-    args = argparse.Namespace(
+def driver_args(**changes):
+    """The driver's command-line arguments that ``ours_command`` reads."""
+    defaults = dict(
         num_envs=16,
         num_steps=64,
         seeds=3,
@@ -28,6 +29,11 @@ def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
         ours_override=[],
         seed=0,
     )
+    return argparse.Namespace(**{**defaults, **changes})
+
+
+def test_our_command_and_the_peer_config_train_the_same_ippo(bench):
+    args = driver_args()
     command = bench.ours_command(args, 16_384, "probe")
     preset = next(c.split("=", 1)[1] for c in command if c.startswith("preset="))
     overrides = [c for c in command[3:] if "=" in c or c.startswith("~")]
@@ -79,16 +85,7 @@ def test_finals_average_the_last_updates_that_ended_episodes(bench):
 
 
 def test_a_variant_of_our_side_is_stored_run_and_reported_apart(bench):
-    args = argparse.Namespace(
-        num_envs=16,
-        num_steps=64,
-        seeds=3,
-        updates_per_chunk=8,
-        gif=False,
-        out_dir=Path("runs"),
-        ours_override=["bootstrap_truncation=false"],
-        seed=1,
-    )
+    args = driver_args(ours_override=["bootstrap_truncation=false"], seed=1)
     command = bench.ours_command(args, 16_384, "probe")
     assert command[-2] == "bootstrap_truncation=false" and "run.seed=1" in command
     assert bench.peer_config(16, 64, args.seed)["SEED"] == 1
