@@ -94,6 +94,9 @@ def run_cell(
     if args.env_kwargs:
         command += ["--env-kwargs", json.dumps(args.env_kwargs)]
     environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    if args.xla_threads:
+        # The size of XLA's CPU thread pool (jaxlib reads PJRT_NPROC), the same on both sides.
+        environment["PJRT_NPROC"] = str(args.xla_threads)
     load_before = os.getloadavg()
     try:
         completed = subprocess.run(
@@ -309,6 +312,8 @@ def header(
         f"{args.min_repeat_s} s each; each cell in a fresh process, ours and peer back to back",
         f"- host devices: {args.devices} (the batch split evenly over that many XLA CPU devices "
         "with `shard_map`, one thread each; 1 = a plain `jit`)",
+        f"- XLA CPU threads per process: "
+        f"{args.xla_threads or os.environ.get('PJRT_NPROC') or 'one per core (XLA default)'}",
         f"- load average (1 min) before each measurement: min {min(load_1min, default=0):.2f}, "
         f"max {max(load_1min, default=0):.2f}, "
         f"mean {sum(load_1min) / max(len(load_1min), 1):.2f}",
@@ -366,9 +371,18 @@ def main(argv: list[str] | None = None) -> dict[str, list[dict[str, Any]]]:
         help="per_step: actions and step keys drawn inside the scan; ahead: all drawn before "
         "it (both sides alike; see _workload.py)",
     )
+    parser.add_argument(
+        "--xla-threads",
+        type=int,
+        default=None,
+        help="threads in XLA's CPU pool of every measuring process (PJRT_NPROC, both sides "
+        "alike; default: XLA's, one per core)",
+    )
     parser.add_argument("--timeout", type=float, default=1200, help="seconds per measurement")
     parser.add_argument("--out", type=Path, help="Markdown results file (JSON written beside)")
     args = parser.parse_args(argv)
+    if args.xla_threads is not None and args.xla_threads < 1:
+        parser.error(f"--xla-threads must be at least 1, got {args.xla_threads}")
     # SIGTERM as an exception, so subprocess.run kills the measuring child on the way out.
     signal.signal(signal.SIGTERM, _raise_system_exit)
     given = sys.argv[1:] if argv is None else argv

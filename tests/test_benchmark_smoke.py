@@ -72,3 +72,26 @@ def test_both_draws_give_fresh_uniform_actions_and_keys_every_step(draws):
         assert 0.0 < per_step.std() < {"action": 0.4, "key": 0.08}[kind], (kind, per_step.std())
     with pytest.raises(ValueError, match="draws must be one of"):
         workload.make_rollout(_StandInEnv("action"), batch, steps, "sometimes")
+
+
+def test_xla_threads_reach_every_measuring_process(monkeypatch, capsys):
+    throughput = load_benchmark_script("env_throughput")
+    seen, real_run = [], throughput.subprocess.run
+
+    def fake_run(command, **kwargs):
+        if "env" not in kwargs:  # the header's git and uname calls
+            return real_run(command, **kwargs)
+        seen.append((command[0], kwargs["env"].get("PJRT_NPROC")))
+        raise throughput.subprocess.TimeoutExpired(command, 1)
+
+    monkeypatch.delenv("PJRT_NPROC", raising=False)
+    monkeypatch.setattr(throughput.subprocess, "run", fake_run)
+    argv = ["--envs", "MPE_simple_v3", "--batches", "2", "--repeats", "1", "--peer", "peer-py"]
+    throughput.main([*argv, "--xla-threads", "1"])
+    assert sorted(seen) == sorted([("peer-py", "1"), (throughput.sys.executable, "1")])
+    seen.clear()
+    throughput.main(argv)
+    assert [threads for _, threads in seen] == [None, None]
+    with pytest.raises(SystemExit):
+        throughput.main([*argv, "--xla-threads", "0"])
+    assert "--xla-threads must be at least 1" in capsys.readouterr().err
