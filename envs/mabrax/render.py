@@ -1,11 +1,14 @@
-"""Pictures of multi-agent MuJoCo episodes: a side-view GIF drawn with NumPy, and brax's HTML.
+"""Pictures of multi-agent MuJoCo episodes: a GIF drawn with NumPy, and brax's HTML viewer.
 
 MuJoCo's own renderer needs an OpenGL context (EGL or OSMesa), which a headless CPU machine
 without those libraries does not have, so ``save_gif`` draws the robot itself: each brax link
-is a dot joined to its parent, seen from the side (x right, z up), the camera following the
-root. Beside the GIF it writes brax's interactive HTML viewer of the same episode
-(``<path>.html``, three.js in a browser; no OpenGL needed here). Rendering runs on the host with
-NumPy copies of one environment's states (index a batch first).
+is a dot joined to its parent, projected orthographically, the camera following the root. The
+planar robots (hopper, walker2d, halfcheetah) are seen from the side (x right, z up); the ant
+and the humanoid, whose limbs spread sideways, from above and behind at an angle (``"oblique"``),
+where a side view would stack their legs on one line. Marks on the ground, fixed to the world,
+show how far the robot travels. Beside the GIF it writes brax's interactive HTML viewer of the
+same episode (``<path>.html``, three.js in a browser; no OpenGL needed here). Rendering runs
+on the host with NumPy copies of one environment's states (index a batch first).
 
 >>> frame = render_frame(env, state)              # [H, W, 3] uint8
 >>> save_gif(env, states, "episode.gif", fps=20)  # states: stacked [T, ...] or a list
@@ -22,47 +25,103 @@ import numpy as np
 
 from jaxmarl.render import host_frames
 
-__all__ = ["render_frame", "save_gif", "save_html"]
+__all__ = ["VIEWS", "default_view", "render_frame", "save_gif", "save_html"]
 
 _HEIGHT, _WIDTH = 240, 320
 _METRES = 4.0  # width of the view in metres
-_GROUND = 0.2  # ground line, as a fraction of the height from the bottom
+# The root's point on the ground, as a fraction of the height from the bottom, per view.
+_GROUND = {"side": 0.2, "oblique": 0.4}
+_MARK_SPACING = 1.0  # metres between ground marks
 _LINK = np.array([30, 90, 200], np.uint8)
 _JOINT = np.array([220, 60, 40], np.uint8)
-_GROUND_COLOUR = np.array([120, 120, 120], np.uint8)
+_GROUND_COLOUR = np.array([160, 160, 160], np.uint8)
+VIEWS = ("side", "oblique")
+_PLANAR = ("hopper", "walker2d", "halfcheetah")  # brax robots that move in the x-z plane
 
 
 def _link_positions(state: Any) -> np.ndarray:
     return np.asarray(state.brax_state.pipeline_state.x.pos)  # [links, 3]
 
 
-def render_frame(env: Any, state: Any) -> np.ndarray:
-    """``[H, W, 3]`` uint8 side view of one state (links as dots joined to their parents)."""
+def _camera(view: str) -> np.ndarray:
+    """``[2, 3]``: world offsets (metres) to screen (right, up) offsets, orthographic."""
+    if view == "side":
+        return np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    # Turned 45 degrees about z and tilted 35 degrees down, so x and y offsets both show.
+    azimuth, elevation = np.deg2rad(-45.0), np.deg2rad(35.0)
+    right = np.array([np.cos(azimuth), -np.sin(azimuth), 0.0])
+    forward = np.array([np.sin(azimuth), np.cos(azimuth), 0.0])
+    up = np.cos(elevation) * np.array([0.0, 0.0, 1.0]) - np.sin(elevation) * forward
+    return np.stack([right, up])
+
+
+def default_view(env: Any) -> str:
+    """``"side"`` for the planar robots, ``"oblique"`` for the ant and the humanoid."""
+    return "side" if getattr(env.robot, "brax_name", "") in _PLANAR else "oblique"
+
+
+def _line(frame: np.ndarray, a: np.ndarray, b: np.ndarray, colour: np.ndarray, half: int) -> None:
+    for t in np.linspace(0.0, 1.0, max(2, int(np.abs(b - a).max()) + 1)):
+        r, c = (int(v) for v in a + t * (b - a))
+        if half <= r < _HEIGHT - half and half <= c < _WIDTH - half:
+            frame[r - half : r + half + 1, c - half : c + half + 1] = colour
+
+
+def render_frame(env: Any, state: Any, *, view: str | None = None) -> np.ndarray:
+    """``[H, W, 3]`` uint8 picture of one state (links as dots joined to their parents).
+
+    ``view``: ``"side"`` or ``"oblique"``; ``None`` picks by robot (``default_view``).
+    """
+    view = default_view(env) if view is None else view
+    if view not in VIEWS:
+        raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
     pos = _link_positions(jax.tree.map(np.asarray, state))
     if pos.ndim != 2:
         raise ValueError(
             f"expected the state of one environment (link positions [links, 3]), got "
             f"{pos.shape}; index the batch first"
         )
-    frame = np.full((_HEIGHT, _WIDTH, 3), 250, np.uint8)
+    camera = _camera(view)
     scale = _WIDTH / _METRES
+    centre = np.array([pos[0, 0], pos[0, 1], 0.0])  # the root's point on the ground
 
     def pixel(p):
-        col = (p[0] - pos[0, 0]) * scale + _WIDTH / 2
-        row = _HEIGHT * (1 - _GROUND) - p[2] * scale
-        return row, col
+        right, up = camera @ (np.asarray(p, np.float64) - centre)
+        return np.array([_HEIGHT * (1 - _GROUND[view]) - up * scale, _WIDTH / 2 + right * scale])
 
-    ground = int(_HEIGHT * (1 - _GROUND))
-    frame[ground : ground + 2] = _GROUND_COLOUR
+    frame = np.full((_HEIGHT, _WIDTH, 3), 250, np.uint8)
+    # Ground marks fixed to the world, so the robot's travel shows although the camera follows.
+    reach = _METRES if view == "side" else 2 * _METRES
+    first = np.floor((centre[:2] - reach) / _MARK_SPACING) * _MARK_SPACING
+    marks = np.arange(0.0, 2 * reach + _MARK_SPACING, _MARK_SPACING)
+    if view == "side":
+        _line(
+            frame, pixel(centre - [reach, 0, 0]), pixel(centre + [reach, 0, 0]), _GROUND_COLOUR, 0
+        )
+        for x in first[0] + marks:
+            top = pixel([x, centre[1], 0.0])
+            _line(frame, top, top + [6.0, 0.0], _GROUND_COLOUR, 0)
+    else:
+        for offset in marks:
+            x, y = first[0] + offset, first[1] + offset
+            _line(
+                frame,
+                pixel([x, first[1], 0]),
+                pixel([x, first[1] + 2 * reach, 0]),
+                _GROUND_COLOUR,
+                0,
+            )
+            _line(
+                frame,
+                pixel([first[0], y, 0]),
+                pixel([first[0] + 2 * reach, y, 0]),
+                _GROUND_COLOUR,
+                0,
+            )
     parents = np.asarray(env.sys.link_parents)
     for link, parent in enumerate(parents):
-        if parent < 0:
-            continue
-        (r0, c0), (r1, c1) = pixel(pos[parent]), pixel(pos[link])
-        for t in np.linspace(0.0, 1.0, 64):
-            r, c = int(r0 + t * (r1 - r0)), int(c0 + t * (c1 - c0))
-            if 1 <= r < _HEIGHT - 1 and 1 <= c < _WIDTH - 1:
-                frame[r - 1 : r + 2, c - 1 : c + 2] = _LINK
+        if parent >= 0:
+            _line(frame, pixel(pos[parent]), pixel(pos[link]), _LINK, 1)
     for p in pos:
         r, c = (int(v) for v in pixel(p))
         if 2 <= r < _HEIGHT - 2 and 2 <= c < _WIDTH - 2:
@@ -80,14 +139,22 @@ def save_html(env: Any, states: Any, path: Any) -> Path:
     return Path(path)
 
 
-def save_gif(env: Any, states: Any, path: Any, *, fps: float = 20.0, html: bool = True) -> None:
+def save_gif(
+    env: Any,
+    states: Any,
+    path: Any,
+    *,
+    fps: float = 20.0,
+    html: bool = True,
+    view: str | None = None,
+) -> None:
     """Write one episode (stacked ``[T, ...]`` or a list of states) to a GIF, and brax's HTML
-    viewer of it beside (``<path>.html``) unless ``html=False``."""
+    viewer of it beside (``<path>.html``) unless ``html=False``. ``view`` as in
+    ``render_frame``."""
     import imageio.v2 as imageio
 
     frames = host_frames(states, "step", 0)
-    imageio.mimsave(
-        os.fspath(path), [render_frame(env, s) for s in frames], duration=1000.0 / fps, loop=0
-    )
+    pictures = [render_frame(env, s, view=view) for s in frames]
+    imageio.mimsave(os.fspath(path), pictures, duration=1000.0 / fps, loop=0)
     if html:
         save_html(env, frames, Path(path).with_suffix(".html"))

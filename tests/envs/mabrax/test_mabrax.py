@@ -17,6 +17,7 @@ import re
 import sys
 import types
 import warnings
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -505,3 +506,41 @@ def test_episode_renders_to_gif_and_brax_html(tmp_path):
     assert not np.array_equal(frames[0], frames[-1])  # the robot moved
     html = (tmp_path / "hopper.html").read_text()
     assert "<html" in html.lower() and len(html) > 1000
+
+
+class _Links(NamedTuple):
+    """Stand-in for a state's link positions: ``.brax_state.pipeline_state.x.pos`` (a pytree,
+    as the env's states are)."""
+
+    pos: Any
+
+    @property
+    def brax_state(self):
+        return types.SimpleNamespace(pipeline_state=types.SimpleNamespace(x=self))
+
+
+def test_oblique_view_separates_limbs_that_the_side_view_stacks():
+    """Two legs mirrored across the x-z plane fall on one point seen from the side, on two from
+    the oblique camera; the planar robots default to the side view, the ant to the oblique."""
+    from jaxmarl.envs.mabrax.render import default_view, render_frame
+
+    state = _Links(np.array([[0.0, 0.0, 0.5], [0.0, 0.8, 0.3], [0.0, -0.8, 0.3]]))
+    env = types.SimpleNamespace(
+        robot=types.SimpleNamespace(brax_name="ant"),
+        sys=types.SimpleNamespace(link_parents=[-1, 0, 0]),
+    )
+
+    def joint_pixels(view):
+        frame = render_frame(env, state, view=view)
+        return int(np.all(frame == [220, 60, 40], axis=-1).sum())
+
+    one_dot = 25  # a joint is drawn as a 5 x 5 square
+    assert joint_pixels("side") == 2 * one_dot  # the root's and the two stacked legs'
+    assert joint_pixels("oblique") == 3 * one_dot
+    np.testing.assert_array_equal(
+        render_frame(env, state), render_frame(env, state, view="oblique")
+    )
+    with pytest.raises(ValueError, match="view must be one of"):
+        render_frame(env, state, view="top")
+    ids = ("ant_4x2", "hopper_3x1", "humanoid_9|8")
+    assert [default_view(make(i)) for i in ids] == ["oblique", "side", "oblique"]
