@@ -1,14 +1,15 @@
 """Pictures of multi-agent MuJoCo episodes: a GIF drawn with NumPy, and brax's HTML viewer.
 
 MuJoCo's own renderer needs an OpenGL context (EGL or OSMesa), which a headless CPU machine
-without those libraries does not have, so ``save_gif`` draws the robot itself: each brax link
-is a dot joined to its parent, projected orthographically, the camera following the root. The
-planar robots (hopper, walker2d, halfcheetah) are seen from the side (x right, z up); the ant
-and the humanoid, whose limbs spread sideways, from above and behind at an angle (``"oblique"``),
-where a side view would stack their legs on one line. Marks on the ground, fixed to the world,
-show how far the robot travels. Beside the GIF it writes brax's interactive HTML viewer of the
-same episode (``<path>.html``, three.js in a browser; no OpenGL needed here). Rendering runs
-on the host with NumPy copies of one environment's states (index a batch first).
+without those libraries does not have, so ``save_gif`` draws the robot itself: the limbs'
+capsules as lines and the links' origins (the joints) as dots, projected orthographically, the
+camera following the root. The planar robots (hopper, walker2d, halfcheetah) are seen from the
+side (x right, z up); the ant and the humanoid, whose limbs spread sideways, from above at an
+angle (``"oblique"``), where a side view would stack their legs on one line. Marks on the
+ground, fixed to the world, show how far the robot travels. Beside the GIF it writes brax's
+interactive HTML viewer of the same episode (``<path>.html``, three.js in a browser; no OpenGL
+needed here). Rendering runs on the host with NumPy copies of one environment's states (index
+a batch first).
 
 >>> frame = render_frame(env, state)              # [H, W, 3] uint8
 >>> save_gif(env, states, "episode.gif", fps=20)  # states: stacked [T, ...] or a list
@@ -25,7 +26,7 @@ import numpy as np
 
 from jaxmarl.render import host_frames
 
-__all__ = ["VIEWS", "default_view", "render_frame", "save_gif", "save_html"]
+__all__ = ["VIEWS", "capsule_segments", "default_view", "render_frame", "save_gif", "save_html"]
 
 _HEIGHT, _WIDTH = 240, 320
 _METRES = 4.0  # width of the view in metres
@@ -39,8 +40,33 @@ VIEWS = ("side", "oblique")
 _PLANAR = ("hopper", "walker2d", "halfcheetah")  # brax robots that move in the x-z plane
 
 
-def _link_positions(state: Any) -> np.ndarray:
-    return np.asarray(state.brax_state.pipeline_state.x.pos)  # [links, 3]
+_CAPSULE = 3  # MuJoCo's geom type of a capsule (mjtGeom.mjGEOM_CAPSULE)
+
+
+def _rotate(quat: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """``vectors [..., 3]`` rotated by the unit quaternions ``quat [..., 4]`` (w, x, y, z)."""
+    w, xyz = quat[..., :1], quat[..., 1:]
+    t = 2.0 * np.cross(xyz, vectors)
+    return vectors + w * t + np.cross(xyz, t)
+
+
+def capsule_segments(sys: Any, pos: np.ndarray, rot: np.ndarray | None) -> np.ndarray:
+    """``[capsules, 2, 3]``: the world end points of every capsule's axis (the limbs' bones,
+    feet included, which the link origins alone miss), from the links' positions and rotations.
+
+    A capsule lies along its geom's local z, ``size[1]`` either side of its centre; geoms of the
+    world body (the floor) are skipped. Systems without geom fields, or links without rotations,
+    give no segments.
+    """
+    if not hasattr(sys, "geom_type") or rot is None:
+        return np.zeros((0, 2, 3))
+    kind, body = np.asarray(sys.geom_type), np.asarray(sys.geom_bodyid)
+    keep = (kind == _CAPSULE) & (body > 0)  # MuJoCo's body 0 is the world; link = body - 1
+    link = body[keep] - 1
+    half = np.asarray(sys.geom_size)[keep, 1]
+    axis = _rotate(np.asarray(sys.geom_quat)[keep], np.array([0.0, 0.0, 1.0]) * half[:, None])
+    ends = np.asarray(sys.geom_pos)[keep][:, None] + np.stack([-axis, axis], axis=1)
+    return _rotate(rot[link][:, None], ends) + pos[link][:, None]
 
 
 def _camera(view: str) -> np.ndarray:
@@ -68,14 +94,16 @@ def _line(frame: np.ndarray, a: np.ndarray, b: np.ndarray, colour: np.ndarray, h
 
 
 def render_frame(env: Any, state: Any, *, view: str | None = None) -> np.ndarray:
-    """``[H, W, 3]`` uint8 picture of one state (links as dots joined to their parents).
+    """``[H, W, 3]`` uint8 picture of one state: the limbs' capsules as lines, the links'
+    origins (the joints) as dots.
 
     ``view``: ``"side"`` or ``"oblique"``; ``None`` picks by robot (``default_view``).
     """
     view = default_view(env) if view is None else view
     if view not in VIEWS:
         raise ValueError(f"view must be one of {VIEWS}, got {view!r}")
-    pos = _link_positions(jax.tree.map(np.asarray, state))
+    frame_of_links = jax.tree.map(np.asarray, state).brax_state.pipeline_state.x
+    pos = np.asarray(frame_of_links.pos)  # [links, 3]
     if pos.ndim != 2:
         raise ValueError(
             f"expected the state of one environment (link positions [links, 3]), got "
@@ -118,10 +146,12 @@ def render_frame(env: Any, state: Any, *, view: str | None = None) -> np.ndarray
                 _GROUND_COLOUR,
                 0,
             )
-    parents = np.asarray(env.sys.link_parents)
-    for link, parent in enumerate(parents):
-        if parent >= 0:
-            _line(frame, pixel(pos[parent]), pixel(pos[link]), _LINK, 1)
+    bones = capsule_segments(env.sys, pos, getattr(frame_of_links, "rot", None))
+    if not len(bones):  # no geoms: join each link to its parent instead
+        parents = np.asarray(env.sys.link_parents)
+        bones = np.array([(pos[p], pos[k]) for k, p in enumerate(parents) if p >= 0])
+    for start, end in bones:
+        _line(frame, pixel(start), pixel(end), _LINK, 1)
     for p in pos:
         r, c = (int(v) for v in pixel(p))
         if 2 <= r < _HEIGHT - 2 and 2 <= c < _WIDTH - 2:

@@ -544,3 +544,24 @@ def test_oblique_view_separates_limbs_that_the_side_view_stacks():
         render_frame(env, state, view="top")
     ids = ("ant_4x2", "hopper_3x1", "humanoid_9|8")
     assert [default_view(make(i)) for i in ids] == ["oblique", "side", "oblique"]
+
+
+def test_capsules_are_drawn_along_their_axes_in_the_world():
+    """A capsule along its geom's z, turned onto the link's x by the geom's rotation, then onto
+    the world's y by the link's: its ends are the link's position -+ the half-length along y.
+    The floor (a geom of the world body) and spheres are not limbs."""
+    from jaxmarl.envs.mabrax.render import capsule_segments
+
+    s = np.sqrt(0.5)
+    sys = types.SimpleNamespace(
+        geom_type=np.array([3, 3, 2]),  # capsule on the world body, capsule, sphere
+        geom_bodyid=np.array([0, 1, 1]),
+        geom_size=np.array([[1.0, 9.0, 0.0], [0.1, 0.5, 0.0], [0.1, 0.0, 0.0]]),
+        geom_pos=np.array([[0.0, 0.0, 0.0], [0.2, 0.0, 0.0], [0.0, 0.0, 0.0]]),
+        geom_quat=np.array([[1.0, 0, 0, 0], [s, 0.0, s, 0.0], [1.0, 0, 0, 0]]),  # z -> x
+    )
+    pos = np.array([[1.0, 2.0, 0.3]])
+    rot = np.array([[s, 0.0, 0.0, s]])  # x -> y
+    ends = capsule_segments(sys, pos, rot)
+    np.testing.assert_allclose(ends, [[[1.0, 1.7, 0.3], [1.0, 2.7, 0.3]]], atol=1e-12)
+    assert capsule_segments(types.SimpleNamespace(), pos, rot).shape == (0, 2, 3)
