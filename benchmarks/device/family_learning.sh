@@ -10,8 +10,10 @@
 #
 #   bash benchmarks/device/family_learning.sh WHAT [STEPS SECONDS PEER_SECONDS]
 #
-# ROOT_SEED=S in the environment passes --seed S to the Overcooked and Hanabi drivers (more
-# seeds to pool with a finished run: the driver's --report-only --pool), as <what>-seed<S>.
+# ROOT_SEED=S in the environment passes --seed S to the driver (more seeds to pool with a
+# finished run: the driver's --report-only --pool), as <what>-seed<S>. JaxNav trains at the
+# JaxNav paper's batch, 256 envs x 512 steps per update (JAXNAV_BATCH="ENVS STEPS" changes it;
+# the CPU runs of 2026-11-28 used "64 128").
 #
 # WHAT: overcooked-<layout> (v1, ippo_ff_overcooked, published 5e6 steps), overcooked_v2
 # (cramped_room_v2, ippo_rnn_overcooked_v2), hanabi (ippo_ff_hanabi; its published 1e10 steps
@@ -28,7 +30,7 @@ name=$what
 seed_args=()
 if [ -n "${ROOT_SEED:-}" ]; then
     case $what in
-        overcooked* | hanabi) seed_args=(--seed "$ROOT_SEED") name=$what-seed$ROOT_SEED ;;
+        overcooked* | hanabi | jaxnav) seed_args=(--seed "$ROOT_SEED") name=$what-seed$ROOT_SEED ;;
         *) echo "ROOT_SEED: $what's driver has no --seed" && exit 2 ;;
     esac
 fi
@@ -52,7 +54,9 @@ for side in ours jaxmarl; do
             args=("${step_args[@]}" --sides "$side") ;;
         jaxnav)
             driver=jaxnav_ippo_vs_jaxmarl.py
-            args=("${step_args[@]}" --sides "$side") ;;
+            read -r jaxnav_envs jaxnav_steps <<< "${JAXNAV_BATCH:-256 512}"
+            args=("${step_args[@]}" --num-envs "$jaxnav_envs" --num-steps "$jaxnav_steps"
+                --sides "$side") ;;
         *) echo "unknown: $what" && exit 2 ;;
     esac
     limit=$seconds
