@@ -17,6 +17,7 @@ a batch first).
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -40,14 +41,18 @@ VIEWS = ("side", "oblique")
 _PLANAR = ("hopper", "walker2d", "halfcheetah")  # brax robots that move in the x-z plane
 
 
-_CAPSULE = 3  # MuJoCo's geom type of a capsule (mjtGeom.mjGEOM_CAPSULE)
+@functools.cache
+def _batched_rotate():
+    """brax's ``math.rotate`` over a batch, jitted once (brax is imported on first use)."""
+    from brax import math as brax_math
+
+    return jax.jit(jax.vmap(brax_math.rotate))
 
 
-def _rotate(quat: np.ndarray, vectors: np.ndarray) -> np.ndarray:
-    """``vectors [..., 3]`` rotated by the unit quaternions ``quat [..., 4]`` (w, x, y, z)."""
-    w, xyz = quat[..., :1], quat[..., 1:]
-    t = 2.0 * np.cross(xyz, vectors)
-    return vectors + w * t + np.cross(xyz, t)
+def _rotated(vectors: np.ndarray, quats: np.ndarray) -> np.ndarray:
+    """``vectors [n, 3]`` each rotated by its unit quaternion ``quats [n, 4]`` (w, x, y, z)."""
+    rotate = _batched_rotate()
+    return np.asarray(rotate(np.asarray(vectors, np.float32), np.asarray(quats, np.float32)))
 
 
 def capsule_segments(sys: Any, pos: np.ndarray, rot: np.ndarray | None) -> np.ndarray:
@@ -60,13 +65,17 @@ def capsule_segments(sys: Any, pos: np.ndarray, rot: np.ndarray | None) -> np.nd
     """
     if not hasattr(sys, "geom_type") or rot is None:
         return np.zeros((0, 2, 3))
+    from mujoco import mjtGeom
+
     kind, body = np.asarray(sys.geom_type), np.asarray(sys.geom_bodyid)
-    keep = (kind == _CAPSULE) & (body > 0)  # MuJoCo's body 0 is the world; link = body - 1
+    # MuJoCo's body 0 is the world (the floor's); link i is body i + 1.
+    keep = (kind == int(mjtGeom.mjGEOM_CAPSULE)) & (body > 0)
     link = body[keep] - 1
     half = np.asarray(sys.geom_size)[keep, 1]
-    axis = _rotate(np.asarray(sys.geom_quat)[keep], np.array([0.0, 0.0, 1.0]) * half[:, None])
+    axis = _rotated(np.array([0.0, 0.0, 1.0]) * half[:, None], np.asarray(sys.geom_quat)[keep])
     ends = np.asarray(sys.geom_pos)[keep][:, None] + np.stack([-axis, axis], axis=1)
-    return _rotate(rot[link][:, None], ends) + pos[link][:, None]
+    in_world = _rotated(ends.reshape(-1, 3), np.repeat(np.asarray(rot)[link], 2, axis=0))
+    return in_world.reshape(-1, 2, 3) + np.asarray(pos)[link][:, None]
 
 
 def _camera(view: str) -> np.ndarray:
@@ -87,10 +96,14 @@ def default_view(env: Any) -> str:
 
 
 def _line(frame: np.ndarray, a: np.ndarray, b: np.ndarray, colour: np.ndarray, half: int) -> None:
-    for t in np.linspace(0.0, 1.0, max(2, int(np.abs(b - a).max()) + 1)):
-        r, c = (int(v) for v in a + t * (b - a))
-        if half <= r < _HEIGHT - half and half <= c < _WIDTH - half:
-            frame[r - half : r + half + 1, c - half : c + half + 1] = colour
+    """Paint the segment ``a``-``b`` (pixel rows, columns) ``2 half + 1`` pixels thick, clipped."""
+    t = np.linspace(0.0, 1.0, max(2, int(np.abs(b - a).max()) + 1))[:, None]
+    points = (a + t * (b - a)).astype(int)  # truncation, as int() of each coordinate
+    inside = np.all((points >= half) & (points < np.array([_HEIGHT, _WIDTH]) - half), axis=1)
+    offsets = np.arange(-half, half + 1)
+    rows = points[inside, 0, None, None] + offsets[:, None]
+    cols = points[inside, 1, None, None] + offsets[None, :]
+    frame[rows, cols] = colour
 
 
 def render_frame(env: Any, state: Any, *, view: str | None = None) -> np.ndarray:

@@ -563,5 +563,5 @@ def test_capsules_are_drawn_along_their_axes_in_the_world():
     pos = np.array([[1.0, 2.0, 0.3]])
     rot = np.array([[s, 0.0, 0.0, s]])  # x -> y
     ends = capsule_segments(sys, pos, rot)
-    np.testing.assert_allclose(ends, [[[1.0, 1.7, 0.3], [1.0, 2.7, 0.3]]], atol=1e-12)
+    np.testing.assert_allclose(ends, [[[1.0, 1.7, 0.3], [1.0, 2.7, 0.3]]], rtol=0, atol=1e-6)
     assert capsule_segments(types.SimpleNamespace(), pos, rot).shape == (0, 2, 3)
