@@ -18,6 +18,16 @@ A trained policy in a plain Python loop::
         carry, actions = policy.act(carry, obs, state, first=t == 0)
         obs, state, rewards, dones, infos = env.step(step_key, state, actions)
 
+Cross-play (``--cross-play``, or :func:`cross_play`): every seed's first agent paired with
+every seed's other agents, the zero-shot coordination measure of Overcooked and Hanabi papers.
+Entry ``[i, j]`` of each metric's matrix is the greedy episodes in which ``agent_0`` (or the
+``--row-agents``) acts with seed ``i``'s parameters and every other agent with seed ``j``'s. The
+diagonal is self-play: it equals the plain evaluation of each seed. Every pair plays the same
+episodes (the same evaluation key), so the differences between cells come from the partners.
+It writes ``evaluation/cross_play_step_N.json`` and, with matplotlib, a heatmap beside it::
+
+    python -m jaxmarl.evaluate runs/ippo-overcooked --cross-play --episodes 256
+
 User errors (no such run directory, no checkpoint, a bad flag) exit with status 2 and one line.
 """
 
@@ -38,9 +48,9 @@ import numpy as np
 from jaxmarl.algorithms import algorithm as find_algorithm
 from jaxmarl.config import ConfigError, config_from_file
 from jaxmarl.env import MultiAgentEnv
-from jaxmarl.training.learner import Learner, evaluate
+from jaxmarl.training.learner import Learner, evaluate, greedy_episodes
 
-__all__ = ["GreedyPolicy", "TrainedRun", "load_run", "main"]
+__all__ = ["CrossPlay", "GreedyPolicy", "TrainedRun", "cross_play", "load_run", "main"]
 
 
 class EvaluateError(ValueError):
@@ -197,6 +207,114 @@ def evaluate_run(run: TrainedRun, episodes: int, seed: int = 0) -> list[dict[str
     ]
 
 
+@dataclasses.dataclass(frozen=True)
+class CrossPlay:
+    """Cross-play of a run's seeds (:func:`cross_play`).
+
+    Attributes:
+        row_agents: the agents that act with the row seed's parameters.
+        col_agents: the agents that act with the column seed's parameters.
+        episodes: greedy episodes per pair of seeds.
+        metrics: metric name -> ``[num_seeds, num_seeds]`` array; ``[i, j]`` is the mean over
+            the pair's episodes with the row agents on seed ``i`` and the others on seed ``j``.
+    """
+
+    row_agents: tuple[str, ...]
+    col_agents: tuple[str, ...]
+    episodes: int
+    metrics: dict[str, np.ndarray]
+
+    @property
+    def returns(self) -> np.ndarray:
+        """The ``episode_return`` matrix."""
+        return self.metrics["episode_return"]
+
+    def summary(self, metric: str = "episode_return") -> dict[str, float]:
+        """Mean self-play (diagonal), mean cross-play (off the diagonal) and their gap."""
+        matrix = self.metrics[metric]
+        off = ~np.eye(matrix.shape[0], dtype=bool)
+        self_play, crossed = float(np.mean(np.diag(matrix))), float(np.mean(matrix[off]))
+        return {"self_play": self_play, "cross_play": crossed, "gap": self_play - crossed}
+
+
+def cross_play(
+    run: TrainedRun,
+    episodes: int,
+    seed: int = 0,
+    row_agents: Sequence[str] | None = None,
+) -> CrossPlay:
+    """Every seed's ``row_agents`` (default: the env's first agent) with every seed's others.
+
+    Both seeds' policies see every agent's inputs and keep their own recurrent state; each
+    agent takes the action of the seed it is assigned to. All pairs play the same episodes
+    (the same evaluation key), so the diagonal equals :func:`evaluate_run`'s result for one
+    seed evaluated with that key.
+
+    Raises:
+        EvaluateError: fewer than two seeds or agents, unknown ``row_agents`` or all of them,
+            a multi-task run, or ``episodes < 1``; raised before anything compiles.
+    """
+    agents = tuple(run.learner.env.batch.agents)
+    if run.learner.evaluate_tasks is not None:
+        raise EvaluateError("cross-play needs a single-task run; this run trains several tasks")
+    if run.num_seeds < 2:
+        raise EvaluateError(
+            f"cross-play pairs seeds, but {run.run_dir} has {run.num_seeds}; train with "
+            f"run.num_seeds=2 or more"
+        )
+    if len(agents) < 2:
+        raise EvaluateError(f"cross-play needs two or more agents; {run.env.name} has one")
+    if episodes < 1:
+        raise EvaluateError(f"episodes must be at least 1, got {episodes}")
+    rows = tuple(agents[:1] if row_agents is None else row_agents)
+    unknown = [a for a in rows if a not in agents]
+    if unknown or not rows or set(rows) == set(agents):
+        problem = f"unknown agents {unknown}" if unknown else "they must be some, not all"
+        raise EvaluateError(
+            f"row agents {list(rows)}: {problem}; pick from {list(agents)} and leave at least "
+            f"one for the column seed"
+        )
+    learner = run.learner
+    in_row = jnp.asarray([a in rows for a in agents])
+    # Actions are [B, A] (discrete) or [B, A, d] (continuous): put the agent mask on axis A.
+    mask = in_row if learner.env.batch.discrete else in_row[:, None]
+
+    def pair_policy(params, carry, inputs):
+        carry_row, action_row = learner.greedy_policy(params[0], carry[0], inputs)
+        carry_col, action_col = learner.greedy_policy(params[1], carry[1], inputs)
+        return (carry_row, carry_col), jnp.where(mask, action_row, action_col)
+
+    def pair_carry(num_envs):
+        return learner.initial_carry(num_envs), learner.initial_carry(num_envs)
+
+    key = jax.random.key(seed)
+
+    def pair_metrics(row_params, col_params):
+        return greedy_episodes(
+            learner.env, pair_policy, pair_carry, (row_params, col_params), key, episodes
+        )
+
+    def row_of(params, i):
+        row_params = jax.tree.map(lambda x: x[i], params)
+        return jax.vmap(lambda col: pair_metrics(row_params, col))(params)
+
+    matrix = jax.jit(lambda p: jax.lax.map(lambda i: row_of(p, i), jnp.arange(run.num_seeds)))
+    metrics = jax.device_get(matrix(run.params))
+    cols = tuple(a for a in agents if a not in rows)
+    return CrossPlay(
+        rows, cols, episodes, {name: np.asarray(v, np.float64) for name, v in metrics.items()}
+    )
+
+
+def _matrix_table(matrix: np.ndarray) -> str:
+    n = matrix.shape[1]
+    lines = ["| row seed \\ column seed | " + " | ".join(map(str, range(n))) + " |"]
+    lines.append("|---" * (n + 1) + "|")
+    for i, row in enumerate(matrix):
+        lines.append(f"| {i} | " + " | ".join(f"{v:.4g}" for v in row) + " |")
+    return "\n".join(lines)
+
+
 def _table(rows: list[dict[str, float]]) -> str:
     first = [n for n in ("episode_return", "episode_length") if n in rows[0]]
     names = first + sorted(n for n in rows[0] if n not in first)
@@ -219,6 +337,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--episodes", type=int, default=64, help="episodes (envs) per seed")
     parser.add_argument("--seed", type=int, default=0, help="evaluation seed")
     parser.add_argument("--no-gif", action="store_true", help="skip the episode GIF")
+    parser.add_argument(
+        "--cross-play",
+        action="store_true",
+        help="pair every seed's first agent with every seed's others (zero-shot coordination)",
+    )
+    parser.add_argument(
+        "--row-agents",
+        nargs="+",
+        metavar="AGENT",
+        help="with --cross-play: the agents that take the row seed (default: the first agent)",
+    )
     return parser
 
 
@@ -236,10 +365,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvaluateError(f"--episodes must be at least 1, got {args.episodes}")
         if args.step is not None and args.step < 0:
             raise EvaluateError(f"--step takes a checkpoint step >= 0, got {args.step}")
+        if args.row_agents and not args.cross_play:
+            raise EvaluateError("--row-agents goes with --cross-play")
         run = load_run(args.run_dir, step=args.step, best=args.best)
+        if args.cross_play:
+            # Checks its arguments before it compiles, so bad ones end here with status 2.
+            crossed = cross_play(run, args.episodes, args.seed, args.row_agents)
     except (EvaluateError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.cross_play:
+        return _write_cross_play(run, crossed, args.seed)
     from jaxmarl.render import can_render
     from jaxmarl.training.host.loop import write_greedy_gif
 
@@ -263,6 +399,49 @@ def main(argv: Sequence[str] | None = None) -> int:
         gif_path = out_dir / f"step_{run.step}.gif"
         write_greedy_gif(run.learner, run.seed_params(0), jax.random.key(args.seed), gif_path)
         print(f"-> {gif_path}")
+    return 0
+
+
+def _write_cross_play(run: TrainedRun, crossed: CrossPlay, seed: int) -> int:
+    out_dir = run.run_dir / "evaluation"
+    out_dir.mkdir(exist_ok=True)
+    summary = crossed.summary()
+    result = {
+        "alg": run.alg,
+        "step": run.step,
+        "episodes_per_pair": crossed.episodes,
+        "evaluation_seed": seed,
+        "row_agents": list(crossed.row_agents),
+        "col_agents": list(crossed.col_agents),
+        "summary": summary,
+        "metrics": {name: matrix.tolist() for name, matrix in crossed.metrics.items()},
+    }
+    json_path = out_dir / f"cross_play_step_{run.step}.json"
+    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    rows, cols = ", ".join(crossed.row_agents), ", ".join(crossed.col_agents)
+    print(
+        f"{run.alg}, checkpoint step {run.step}: cross-play of {run.num_seeds} seeds, "
+        f"{crossed.episodes} greedy episodes per pair; rows: {rows}, columns: {cols}"
+    )
+    print(_matrix_table(crossed.returns))
+    print(
+        f"episode return: self-play {summary['self_play']:.4g}, cross-play "
+        f"{summary['cross_play']:.4g}, gap {summary['gap']:.4g}"
+    )
+    print(f"-> {json_path}")
+    try:
+        from jaxmarl.training.host.plotting import plot_matrix
+
+        png_path = plot_matrix(
+            crossed.returns,
+            out_dir / f"cross_play_step_{run.step}.png",
+            row_label=f"seed of {rows}",
+            col_label=f"seed of {cols}",
+            title=f"{run.alg} on {run.env.name}: greedy episode return",
+        )
+        print(f"-> {png_path}")
+    except ImportError:  # matplotlib is an optional extra
+        print("(no heatmap: matplotlib is not installed; pip install 'jaxmarl[viz]')")
     return 0
 
 

@@ -1,5 +1,6 @@
 """``python -m jaxmarl.evaluate``: greedy evaluation of a run directory, read-only."""
 
+import dataclasses
 import json
 
 import jax
@@ -92,3 +93,88 @@ def test_best_needs_a_ranked_run(tmp_path, capsys):
     assert train.main([*TINY, "--no-progress", f"run.out_dir={tmp_path}", "run.name=plain"]) == 0
     assert evaluate.main([str(tmp_path / "plain"), "--best"]) == 2
     assert "--best needs a run trained with run.keep_best" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def pair_run_dir(tmp_path_factory):
+    """A finished 2-seed TINY run on a two-agent env (speaker and listener) with one
+    parameter set per agent, so cross-play can be checked by splicing parameters, and a GRU,
+    so each seed's recurrent state is carried."""
+    out = tmp_path_factory.mktemp("cross_play")
+    argv = [
+        *TINY,
+        "--no-progress",
+        "env=MPE_simple_speaker_listener_v4",
+        "share_parameters=false",
+        "network.trunk={kind: gru, size: 8}",
+        "run.num_seeds=2",
+        f"run.out_dir={out}",
+        "run.name=run",
+    ]
+    assert train.main(argv) == 0
+    return out / "run"
+
+
+def test_cross_play_diagonal_is_self_play_and_cells_pair_the_seeds(pair_run_dir):
+    run = evaluate.load_run(pair_run_dir)
+    assert run.env.agents == ["speaker_0", "listener_0"]
+    crossed = evaluate.cross_play(run, episodes=6, seed=3)
+    assert crossed.row_agents == ("speaker_0",) and crossed.col_agents == ("listener_0",)
+    returns = crossed.returns
+    assert returns.shape == (2, 2)
+    key = jax.random.key(3)
+    for i in range(2):
+        own = learner_evaluate(run.learner, run.seed_params(i), key, 6)
+        np.testing.assert_allclose(returns[i, i], float(own["episode_return"]), rtol=1e-6)
+    # With one parameter set per agent (leading [A] axis on every leaf), a pair is the same
+    # as one parameter set spliced from both seeds: the speaker's row from seed i, the
+    # listener's from seed j.
+    for i, j in [(0, 1), (1, 0)]:
+        spliced = jax.tree.map(
+            lambda a, b: a.at[1].set(b[1]), run.seed_params(i), run.seed_params(j)
+        )
+        direct = learner_evaluate(run.learner, spliced, key, 6)
+        np.testing.assert_allclose(returns[i, j], float(direct["episode_return"]), rtol=1e-6)
+    assert returns[0, 1] != returns[1, 0]  # the cells tell the seeds' roles apart
+    summary = crossed.summary()
+    assert summary["self_play"] == pytest.approx(np.mean(np.diag(returns)))
+    assert summary["cross_play"] == pytest.approx((returns[0, 1] + returns[1, 0]) / 2)
+
+
+def test_cross_play_cli_writes_the_matrices(pair_run_dir, capsys):
+    argv = [str(pair_run_dir), "--cross-play", "--episodes", "4", "--row-agents", "listener_0"]
+    assert evaluate.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "rows: listener_0, columns: speaker_0" in out and "self-play" in out
+    step = evaluate.load_run(pair_run_dir).step
+    result = json.loads((pair_run_dir / "evaluation" / f"cross_play_step_{step}.json").read_text())
+    assert result["row_agents"] == ["listener_0"] and result["episodes_per_pair"] == 4
+    assert np.asarray(result["metrics"]["episode_return"]).shape == (2, 2)
+    assert (pair_run_dir / "evaluation" / f"cross_play_step_{step}.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "which, argv, message",
+    [
+        ("single", ["--cross-play"], "cross-play needs two or more agents"),
+        ("pair", ["--cross-play", "--row-agents", "bob"], "unknown agents ['bob']"),
+        (
+            "pair",
+            ["--cross-play", "--row-agents", "speaker_0", "listener_0"],
+            "they must be some, not all",
+        ),
+        ("pair", ["--row-agents", "speaker_0"], "--row-agents goes with --cross-play"),
+    ],
+)
+def test_cross_play_user_errors(run_dir, pair_run_dir, capsys, which, argv, message):
+    target = run_dir if which == "single" else pair_run_dir
+    assert evaluate.main([str(target), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_cross_play_needs_two_seeds(pair_run_dir):
+    run = evaluate.load_run(pair_run_dir)
+    one_seed = dataclasses.replace(run, params=jax.tree.map(lambda x: x[:1], run.params))
+    with pytest.raises(evaluate.EvaluateError, match="cross-play pairs seeds, but .* has 1"):
+        evaluate.cross_play(one_seed, episodes=2)

@@ -1,4 +1,4 @@
-"""Learning-curve figures from logged metrics (host side, after or between chunks).
+"""Learning curves and result matrices from logged metrics (host side, after or between chunks).
 
 matplotlib is optional (``pip install 'jaxmarl[viz]'``) and imported only when a plot is drawn.
 Figures are drawn on matplotlib's Agg canvas through the object API (``Figure``), never
@@ -9,6 +9,7 @@ Example::
 
     plot_learning_curve(run_dir / "metrics.jsonl", path=run_dir / "curve.png")
     plot_curves({"IPPO": (steps, ippo_returns), "MAPPO": (steps, mappo_returns)}, "cmp.png")
+    plot_matrix(cross_play_returns, "cross_play.png", row_label="seed of agent_0")
 """
 
 from __future__ import annotations
@@ -144,6 +145,60 @@ def plot_curves(
     axes.grid(alpha=0.3)
     if legend:
         axes.legend()
+    figure.tight_layout()
+    return _save(figure, Path(path))
+
+
+def plot_matrix(
+    matrix: Any,
+    path: str | os.PathLike,
+    *,
+    row_label: str = "",
+    col_label: str = "",
+    title: str | None = None,
+    fmt: str = "{:.2f}",
+    dpi: int = 120,
+) -> Path:
+    """Draws a square or rectangular matrix as a heatmap with every cell's value written in it,
+    e.g. a cross-play table (rows: one seed's first agent, columns: another's partners).
+
+    Args:
+        matrix: ``[R, C]`` numbers; row ``i`` and column ``j`` are labelled ``i`` and ``j``.
+        path: the PNG to write (its folder is created).
+        row_label / col_label / title: axis labels and title.
+        fmt: how each cell's value is written.
+        dpi: resolution.
+
+    Returns:
+        ``path`` as a ``Path``.
+
+    Raises:
+        ValueError: ``matrix`` is not two-dimensional or is empty.
+        ImportError: matplotlib is not installed.
+    """
+    values = np.asarray(matrix, dtype=np.float64)
+    if values.ndim != 2 or values.size == 0:
+        raise ValueError(f"plot_matrix needs a non-empty [R, C] matrix, got shape {values.shape}")
+    Figure, FigureCanvasAgg = _matplotlib()
+    rows, cols = values.shape
+    side = 1.2 + 0.6 * max(rows, cols)
+    figure = Figure(figsize=(side + 1.2, side), dpi=dpi)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    image = axes.imshow(values, cmap="viridis")
+    figure.colorbar(image, ax=axes)
+    middle = np.nanmean(values) if np.isfinite(values).any() else 0.0
+    for i in range(rows):
+        for j in range(cols):
+            # Dark text on the bright half of viridis, light text on the dark half.
+            colour = "black" if values[i, j] > middle else "white"
+            axes.text(j, i, fmt.format(values[i, j]), ha="center", va="center", color=colour)
+    axes.set_xticks(range(cols))
+    axes.set_yticks(range(rows))
+    axes.set_xlabel(col_label)
+    axes.set_ylabel(row_label)
+    if title:
+        axes.set_title(title)
     figure.tight_layout()
     return _save(figure, Path(path))
 
