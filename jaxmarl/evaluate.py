@@ -20,10 +20,11 @@ A trained policy in a plain Python loop::
 
 Cross-play (``--cross-play``, or :func:`cross_play`): every seed's first agent paired with
 every seed's other agents, the zero-shot coordination measure of Overcooked and Hanabi papers.
-Entry ``[i, j]`` of each metric's matrix is the greedy episodes in which ``agent_0`` (or the
-``--row-agents``) acts with seed ``i``'s parameters and every other agent with seed ``j``'s. The
-diagonal is self-play: it equals the plain evaluation of each seed. Every pair plays the same
-episodes (the same evaluation key), so the differences between cells come from the partners.
+Entry ``[i, j]`` of each metric's matrix is its mean over greedy episodes in which ``agent_0``
+(or the ``--row-agents``) acts with seed ``i``'s parameters and every other agent with seed
+``j``'s. The diagonal is self-play: it equals the plain evaluation of each seed. Every pair
+plays the same episodes (the same evaluation key), so the differences between cells come from
+the partners.
 It writes ``evaluation/cross_play_step_N.json`` and, with matplotlib, a heatmap beside it::
 
     python -m jaxmarl.evaluate runs/ippo-overcooked --cross-play --episodes 256
