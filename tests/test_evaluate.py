@@ -95,16 +95,16 @@ def test_best_needs_a_ranked_run(tmp_path, capsys):
     assert "--best needs a run trained with run.keep_best" in capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def pair_run_dir(tmp_path_factory):
+def _train_pair(tmp_path_factory, action_type):
     """A finished 2-seed TINY run on a two-agent env (speaker and listener) with one
     parameter set per agent, so cross-play can be checked by splicing parameters, and a GRU,
     so each seed's recurrent state is carried."""
-    out = tmp_path_factory.mktemp("cross_play")
+    out = tmp_path_factory.mktemp(f"cross_play_{action_type}")
     argv = [
         *TINY,
         "--no-progress",
         "env=MPE_simple_speaker_listener_v4",
+        f"+env.env_kwargs.action_type={action_type}",
         "share_parameters=false",
         "network.trunk={kind: gru, size: 8}",
         "run.num_seeds=2",
@@ -115,8 +115,20 @@ def pair_run_dir(tmp_path_factory):
     return out / "run"
 
 
-def test_cross_play_diagonal_is_self_play_and_cells_pair_the_seeds(pair_run_dir):
-    run = evaluate.load_run(pair_run_dir)
+@pytest.fixture(scope="module")
+def pair_run_dir(tmp_path_factory):
+    return _train_pair(tmp_path_factory, "Discrete")
+
+
+@pytest.fixture(scope="module")
+def continuous_pair_run_dir(tmp_path_factory):
+    # Continuous actions are [B, A, d]: the agent mask has its own axis there.
+    return _train_pair(tmp_path_factory, "Continuous")
+
+
+@pytest.mark.parametrize("which", ["pair_run_dir", "continuous_pair_run_dir"])
+def test_cross_play_diagonal_is_self_play_and_cells_pair_the_seeds(which, request):
+    run = evaluate.load_run(request.getfixturevalue(which))
     assert run.env.agents == ["speaker_0", "listener_0"]
     crossed = evaluate.cross_play(run, episodes=6, seed=3)
     assert crossed.row_agents == ("speaker_0",) and crossed.col_agents == ("listener_0",)

@@ -38,15 +38,23 @@ def agents_back(x: jax.Array, axis: int) -> jax.Array:
     return x.reshape((*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :]))
 
 
-def _distribution_back(dist: distrax.Distribution) -> distrax.Distribution:
-    """A per-agent distribution with batch ``[A, T, n]`` as one with batch ``[T, n * A]``."""
+def _as_arrays(dist: distrax.Distribution) -> tuple[type, tuple[jax.Array, ...]]:
+    """A policy distribution as its class and plain arrays, for a function under ``vmap``.
+
+    A distrax distribution returned through ``vmap`` keeps the batch shape it had inside, so
+    reading its ``loc`` afterwards fails on the added agent axis; its arrays batch cleanly.
+    """
     if isinstance(dist, distrax.Categorical):
-        return distrax.Categorical(logits=agents_back(dist.logits, 1))
+        return distrax.Categorical, (dist.logits,)
     if isinstance(dist, distrax.MultivariateNormalDiag):
-        return distrax.MultivariateNormalDiag(
-            agents_back(dist.loc, 1), agents_back(dist.scale_diag, 1)
-        )
+        return distrax.MultivariateNormalDiag, (dist.loc, dist.scale_diag)
     raise TypeError(f"independent parameters do not support {type(dist).__name__} policies")
+
+
+def _from_arrays(kind: type, arrays: tuple[jax.Array, ...]) -> distrax.Distribution:
+    """``_as_arrays``'s output, batched ``[A, T, n, ...]``, as one distribution with batch
+    ``[T, n * A]`` (agent-minor, as the learner stacks agents)."""
+    return kind(*(agents_back(x, 1) for x in arrays))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,14 +95,22 @@ class PerAgentActorCritic:
         avail: jax.Array | None = None,
     ) -> tuple[jax.Array, distrax.Distribution]:
         """``obs`` ``[T, N, D]``, ``first`` ``[T, N]`` -> (hidden, action distribution)."""
-        hidden, dist = jax.vmap(self.network.policy)(
+        kinds = []
+
+        def one_agent(*args):
+            hidden, dist = self.network.policy(*args)
+            kind, arrays = _as_arrays(dist)
+            kinds.append(kind)  # at trace time: the class to rebuild outside the vmap
+            return hidden, arrays
+
+        hidden, arrays = jax.vmap(one_agent)(
             params,
             agents_first(hidden, 0, self.num_agents),
             agents_first(obs, 1, self.num_agents),
             agents_first(first, 1, self.num_agents),
             None if avail is None else agents_first(avail, 1, self.num_agents),
         )
-        return agents_back(hidden, 0), _distribution_back(dist)
+        return agents_back(hidden, 0), _from_arrays(kinds[0], arrays)
 
     def policy_and_value(
         self,
@@ -107,7 +123,15 @@ class PerAgentActorCritic:
     ) -> tuple[tuple[jax.Array, distrax.Distribution], tuple[jax.Array, jax.Array]]:
         """``ActorCritic.policy_and_value``, each agent with its own parameters."""
         split = lambda x, axis: agents_first(x, axis, self.num_agents)
-        (actor_hidden, dist), (critic_hidden, values) = jax.vmap(self.network.policy_and_value)(
+        kinds = []
+
+        def one_agent(*args):
+            (actor_hidden, dist), critic = self.network.policy_and_value(*args)
+            kind, arrays = _as_arrays(dist)
+            kinds.append(kind)  # at trace time: the class to rebuild outside the vmap
+            return (actor_hidden, arrays), critic
+
+        (actor_hidden, arrays), (critic_hidden, values) = jax.vmap(one_agent)(
             params,
             split(actor_hidden, 0),
             split(critic_hidden, 0),
@@ -115,7 +139,7 @@ class PerAgentActorCritic:
             split(first, 1),
             None if avail is None else split(avail, 1),
         )
-        return (agents_back(actor_hidden, 0), _distribution_back(dist)), (
+        return (agents_back(actor_hidden, 0), _from_arrays(kinds[0], arrays)), (
             agents_back(critic_hidden, 0),
             agents_back(values, 1),
         )

@@ -74,6 +74,40 @@ def test_each_agent_is_evaluated_with_its_own_parameters():
     assert not np.allclose(dist.logits[:, 0::AGENTS], dist.logits[:, 1::AGENTS])
 
 
+def test_continuous_policies_come_back_per_agent():
+    """Gaussian policies with one parameter set per agent: the mean and scale of every row
+    are those of its agent's own network, from ``policy`` and ``policy_and_value`` alike."""
+    cfg = config(
+        "gru",
+        env=EnvConfig(
+            env_id="MPE_simple_speaker_listener_v4",
+            env_kwargs={"action_type": "Continuous"},
+            num_envs=4,
+        ),
+    )
+    learner = make_ppo(cfg)
+    assert not learner.env.batch.discrete
+    network = build_network(cfg, learner.env.batch)
+    agents = learner.env.batch.num_agents
+    t, n, (width,) = 3, 2, learner.env.batch.input_shape
+    obs = jax.random.normal(jax.random.key(0), (t, n * agents, width))
+    first = jnp.zeros((t, n * agents), bool).at[0].set(True)
+    params = network.init(jax.random.key(1), obs[0], obs[0])
+    hidden, critic_hidden = network.initial_carry(n * agents)
+    _, dist = network.policy(params, hidden, obs, first)
+    (_, both), _ = network.policy_and_value(params, hidden, critic_hidden, obs, first)
+    for agent in range(agents):
+        own = jax.tree.map(lambda p, a=agent: p[a], params)
+        rows = slice(agent, None, agents)
+        _, own_dist = network.network.policy(own, hidden[rows], obs[:, rows], first[:, rows])
+        for d in (dist, both):
+            np.testing.assert_allclose(d.loc[:, rows], own_dist.loc, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(
+                d.scale_diag[:, rows], own_dist.scale_diag, rtol=1e-5, atol=1e-6
+            )
+    assert not np.allclose(dist.loc[:, 0::agents], dist.loc[:, 1::agents])
+
+
 @pytest.mark.parametrize("trunk", ["mlp", "gru"])
 def test_minibatches_keep_every_env_agents_in_agent_order(trunk):
     cfg = config(trunk)
