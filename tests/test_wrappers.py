@@ -124,6 +124,20 @@ def test_agent_batch_continuous_and_errors():
         AgentBatch.from_env(grid)
 
 
+def test_agent_batch_appends_agent_ids_to_grids_as_constant_channels():
+    grid = spaces.Box(0.0, 1.0, (2, 3, 4))
+    env = Stub({"a_0": grid, "a_1": grid}, {"a_0": spaces.Discrete(2), "a_1": spaces.Discrete(2)})
+    batch = AgentBatch.from_env(env, agent_id=True)
+    assert batch.obs_shape == (2, 3, 4) and batch.input_shape == (2, 3, 6)
+    obs = {"a_0": jnp.full((5, 2, 3, 4), 7.0), "a_1": jnp.full((5, 2, 3, 4), 9.0)}
+    stacked = batch.stack_obs(obs)
+    assert stacked.shape == (5, 2, 2, 3, 6)
+    np.testing.assert_array_equal(stacked[..., :4], jnp.stack([obs["a_0"], obs["a_1"]], axis=1))
+    ids = np.broadcast_to(np.eye(2)[None, :, None, None, :], (5, 2, 2, 3, 2))
+    np.testing.assert_array_equal(stacked[..., 4:], ids)  # agent i's one-hot at every cell
+    assert batch.obs_mask().shape == (2, 2, 3, 6) and bool(batch.obs_mask().all())
+
+
 def test_agent_batch_world_state_per_agent():
     env = CounterEnv()
     batch = AgentBatch.from_env(env)

@@ -161,11 +161,28 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
     """Actor and critic towers from the network config (same shapes for both; with
     ``critic.shares_encoder`` one encoder for both, with ``critic.shares_trunk`` one trunk too;
     with ``normalize_obs`` running input statistics); with ``config.share_parameters=False``
-    each agent gets its own copy."""
+    each agent gets its own copy. A centralised critic's encoder reads the flat world state,
+    whatever the rank of the observations.
+
+    Raises:
+        ValueError: a CNN encoder with a centralised critic.
+    """
     net = config.network
 
     def encoder():
         return encoder_from_config(net, batch.input_shape, batch.input_leaves)
+
+    def critic_encoder():
+        if not config.critic.centralised:
+            return encoder()
+        # The world state comes flat ([..., Dw]) whatever the observations' rank.
+        if net.encoder.kind == "cnn":
+            raise ValueError(
+                f"critic=centralised reads {config.env.env_id}'s world state as a flat vector, "
+                f"which network.encoder=cnn cannot convolve; use critic=local (IPPO) or "
+                f"network.encoder=mlp"
+            )
+        return encoder_from_config(net)
 
     layers = dict(
         hidden_sizes=net.head_sizes, activation=net.activation, hidden_gain=net.head_init_gain
@@ -178,7 +195,7 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
         encoder=encoder(),
         trunk=trunk_from_config(net),
         policy_head=policy_head,
-        critic_encoder=None if config.critic.shares_encoder else encoder(),
+        critic_encoder=None if config.critic.shares_encoder else critic_encoder(),
         critic_trunk=None if config.critic.shares_trunk else trunk_from_config(net),
         value_head=ValueHead(**layers),
         input_norm=InputNorm(critic_reads_obs=not config.critic.centralised)

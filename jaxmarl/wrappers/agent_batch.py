@@ -6,7 +6,7 @@ agents differ, pads to the largest size and keeps masks:
 
 * observations ``{agent: [..., *obs_shape_i]}`` -> ``[..., A, *obs_shape]`` zero-padded, with
   ``obs_mask`` ``[A, *obs_shape]`` marking real features, optionally with a one-hot agent id
-  appended (flat observations);
+  appended on the last axis (a grid ``(h, w, c)`` gets ``A`` constant id channels);
 * available actions ``{agent: [..., n_i]}`` -> ``[..., A, n]`` with padded actions unavailable;
 * actions ``[..., A]`` (discrete) or ``[..., A, d]`` (continuous) -> ``{agent: action}``, each
   sliced back to its agent's action size;
@@ -48,7 +48,9 @@ class AgentBatch:
             the optional agent id.
         discrete: whether actions are discrete (all agents must agree).
         action_sizes: number of discrete actions, or continuous action dimension, per agent.
-        agent_id: whether ``stack_obs`` appends a one-hot agent id (flat observations only).
+        agent_id: whether ``stack_obs`` appends a one-hot agent id on the last axis of the
+            observations, the same at every position of the others (constant channels of
+            a grid).
         action_low / action_high: continuous action bounds per padded dimension (the
             tightest over agents); empty for discrete actions.
         obs_leaves: for ``Dict`` observations, ``(name, shape)`` of each leaf in packing
@@ -73,8 +75,7 @@ class AgentBatch:
 
         Raises:
             ValueError: observations of different ranks, a mix of discrete and continuous
-                action spaces, an unsupported space type, or ``agent_id`` with
-                non-flat observations.
+                action spaces, or an unsupported space type.
         """
         names = tuple(agents if agents is not None else env.agents)
         obs_leaves = _dict_leaves(env, names)
@@ -90,11 +91,6 @@ class AgentBatch:
                 f"flatten them in the env or stack the agent groups separately"
             )
         obs_shape = tuple(int(max(dims)) for dims in zip(*obs_shapes))
-        if agent_id and len(obs_shape) != 1:
-            raise ValueError(
-                f"agent_id=True appends a one-hot id to flat observations, but observations "
-                f"have shape {obs_shape}; use AgentBatch.agent_ids() as a separate input"
-            )
         kinds, sizes, lows, highs = [], [], [], []
         for agent in names:
             space = env.action_space(agent)
@@ -150,7 +146,7 @@ class AgentBatch:
     def input_shape(self) -> tuple[int, ...]:
         """Per-agent shape of ``stack_obs`` output (agent id included)."""
         if self.agent_id:
-            return (self.obs_shape[0] + self.num_agents,)
+            return (*self.obs_shape[:-1], self.obs_shape[-1] + self.num_agents)
         return self.obs_shape
 
     @property
@@ -173,7 +169,8 @@ class AgentBatch:
             real = np.zeros(self.obs_shape, dtype=bool)
             real[tuple(slice(0, d) for d in shape)] = True
             if self.agent_id:
-                real = np.concatenate([real, np.ones(self.num_agents, dtype=bool)])
+                ids = np.ones((*self.obs_shape[:-1], self.num_agents), dtype=bool)
+                real = np.concatenate([real, ids], axis=-1)
             masks.append(real)
         return jnp.asarray(np.stack(masks))
 
@@ -209,7 +206,9 @@ class AgentBatch:
             padded.append(jnp.pad(value, pad) if any(p[1] for p in pad) else value)
         stacked = jnp.stack(padded, axis=-rank - 1)
         if self.agent_id:
-            ids = jnp.broadcast_to(self.agent_ids(), stacked.shape[:-1] + (self.num_agents,))
+            # [A, 1, ..., A]: agent i's one-hot at every position of its observation's other axes.
+            ids = self.agent_ids().reshape((self.num_agents, *[1] * (rank - 1), self.num_agents))
+            ids = jnp.broadcast_to(ids, stacked.shape[:-1] + (self.num_agents,))
             stacked = jnp.concatenate([stacked, ids], axis=-1)
         return stacked
 

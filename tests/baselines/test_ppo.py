@@ -18,6 +18,7 @@ from jaxmarl.baselines.ppo import (
     ppo_optimiser,
 )
 from jaxmarl.training.config import (
+    CNNEncoderConfig,
     EnvConfig,
     GRUTrunkConfig,
     MLPTrunkConfig,
@@ -115,6 +116,26 @@ def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
         assert metrics[name].dtype == jnp.float32, name
     # 16 steps x 3 updates = 48 steps: 1 episode of 25 steps ended per env by then.
     assert float(metrics["episodes"].sum()) == 4.0
+
+
+def test_world_state_critic_reads_grid_observations_world_state_flat():
+    # Overcooked observes (h, w, 26) grids; its world state is one flat vector, which the
+    # critic's encoder once flattened as if it were a grid (and crashed).
+    config = small_config(
+        env=EnvConfig(env_id="overcooked", num_envs=2),
+        critic=CentralisedCritic(),
+        num_steps=8,
+        num_minibatches=1,
+        run=RunConfig(total_timesteps=2 * 8 * 2),
+    )
+    state, metrics = jax.jit(make_train(config))(jax.random.key(0))
+    chex.assert_tree_all_finite(metrics)
+    world_state_and_id = 4 * 5 * 26 + 2  # cramped_room's grid, then the agent id
+    assert state.params["critic"]["encoder"]["Dense_0"]["kernel"].shape[0] == world_state_and_id
+    assert state.params["encoder"]["Dense_0"]["kernel"].shape[0] == 4 * 5 * 26
+    cnn = NetworkConfig(encoder=CNNEncoderConfig(features=(8,), kernel_sizes=(3,)))
+    with pytest.raises(ValueError, match="network.encoder=cnn cannot convolve; use critic=local"):
+        make_train(dataclasses.replace(config, network=cnn))
 
 
 def test_vmapped_seeds_equal_separate_runs():

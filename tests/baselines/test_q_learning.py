@@ -11,6 +11,7 @@ import pytest
 from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning, make_train
 from jaxmarl.networks.mixers import NoMixerConfig, QMIXMixerConfig, VDNMixerConfig
 from jaxmarl.training.config import (
+    CNNEncoderConfig,
     EnvConfig,
     GRUTrunkConfig,
     MLPTrunkConfig,
@@ -223,6 +224,22 @@ def test_network_head_sizes_give_the_q_head_hidden_layers():
     head = params["heads"]["q"]
     assert head["hidden_0"]["kernel"].shape == (16, 12)
     assert head["Dense_0"]["kernel"].shape == (12, 5)  # simple_spread: 5 actions
+
+
+def test_agent_ids_reach_a_cnn_as_channels_of_grid_observations():
+    # Overcooked's (4, 5, 26) grids with the Q-learners' default agent ids: 2 id channels.
+    network = NetworkConfig(
+        encoder=CNNEncoderConfig(features=(4,), kernel_sizes=(3,)),
+        trunk=MLPTrunkConfig(sizes=()),
+        embed_dim=8,
+        agent_id=True,
+    )
+    config = small_config(env=EnvConfig(env_id="overcooked", num_envs=4), network=network)
+    learner = make_q_learning(config)
+    state = jax.jit(learner.init)(jax.random.key(0))
+    assert state.params["encoder"]["Conv_0"]["kernel"].shape == (3, 3, 26 + 2, 4)
+    state, metrics = jax.jit(learner.update)(state)
+    chex.assert_tree_all_finite((metrics, state.params))
 
 
 def test_buffer_learner_stores_the_shaped_reward():
