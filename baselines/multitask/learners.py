@@ -319,7 +319,16 @@ def _as_actor_critic(view: dict) -> dict:
 def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
     specs = config.task_specs
     envs = _task_envs(specs, config.network.agent_id, world_state=config.critic.centralised)
-    parts = {n: ppo_parts(config, env, build_network(config, env.batch)) for n, env in envs.items()}
+    parts = {
+        name: ppo_parts(
+            config,
+            env,
+            build_network(
+                config, env.batch, env.world_state_leaves() if config.critic.centralised else ()
+            ),
+        )
+        for name, env in envs.items()
+    }
 
     def task_fns(name: str) -> TaskFns:
         part = parts[name]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import distrax
 import jax
@@ -157,15 +158,23 @@ class PerAgentActorCritic:
         return agents_back(hidden, 0), agents_back(values, 1)
 
 
-def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgentActorCritic:
+def build_network(
+    config: PPOConfig,
+    batch: AgentBatch,
+    world_state_leaves: Sequence[tuple[str, Sequence[int]]] = (),
+) -> ActorCritic | PerAgentActorCritic:
     """Actor and critic towers from the network config (same shapes for both; with
     ``critic.shares_encoder`` one encoder for both, with ``critic.shares_trunk`` one trunk too;
     with ``normalize_obs`` running input statistics); with ``config.share_parameters=False``
-    each agent gets its own copy. A centralised critic's encoder reads the flat world state,
-    whatever the rank of the observations.
+    each agent gets its own copy.
+
+    A centralised critic reads the flat world state (plus, with ``critic.agent_id``, a one-hot
+    id): an MLP encoder reads it as it is; a CNN unflattens it by ``world_state_leaves``
+    (``TrainingEnv.world_state_leaves``), convolves its grids and adds the id after the
+    convolutions (``DictEncoder``).
 
     Raises:
-        ValueError: a CNN encoder with a centralised critic.
+        ValueError: a CNN encoder with a centralised critic whose world state has no grid.
     """
     net = config.network
 
@@ -175,14 +184,18 @@ def build_network(config: PPOConfig, batch: AgentBatch) -> ActorCritic | PerAgen
     def critic_encoder():
         if not config.critic.centralised:
             return encoder()
-        # The world state comes flat ([..., Dw]) whatever the observations' rank.
-        if net.encoder.kind == "cnn":
+        if net.encoder.kind != "cnn":
+            return encoder_from_config(net)  # the flat world state, whatever the obs' rank
+        leaves = tuple((str(name), tuple(shape)) for name, shape in world_state_leaves)
+        if not any(len(shape) == 3 for _, shape in leaves):
             raise ValueError(
-                f"critic=centralised reads {config.env.env_id}'s world state as a flat vector, "
-                f"which network.encoder=cnn cannot convolve; use critic=local (IPPO) or "
-                f"network.encoder=mlp"
+                f"critic=centralised with network.encoder=cnn convolves the world state, but "
+                f"{config.env.env_id}'s has no (h, w, c) grid ({dict(leaves)}); use critic=local "
+                f"(IPPO) or network.encoder=mlp"
             )
-        return encoder_from_config(net)
+        if config.critic.agent_id:
+            leaves += (("agent_id", (batch.num_agents,)),)
+        return encoder_from_config(net, obs_leaves=leaves)
 
     layers = dict(
         hidden_sizes=net.head_sizes, activation=net.activation, hidden_gain=net.head_init_gain

@@ -366,8 +366,8 @@ class Overcooked(MultiAgentEnv):
         return obs
 
     def get_world_state(self, state: OvercookedState) -> jax.Array:
-        """``agent_0``'s observation (it holds the whole state), flattened."""
-        return self.get_obs(state)[self.agents[0]].reshape(-1)
+        """``agent_0``'s observation ``(h, w, 26)``: it holds the whole state."""
+        return self.get_obs(state)[self.agents[0]]
 
     # ----------------------------------------------------------------- info
     @property

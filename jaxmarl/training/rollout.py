@@ -79,6 +79,20 @@ class TrainingEnv:
     def max_steps(self) -> int:
         return self.env.max_steps
 
+    def world_state_leaves(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """``(name, shape)`` of the pieces ``StepInput.world_state`` is flattened from, in
+        order: every agent's observation for the default world state, else the env's
+        ``get_world_state`` output as one piece (``"world_state"``). A centralised critic's CNN
+        unflattens the world state by them (``jaxmarl.networks.encoders.DictEncoder``).
+        """
+        env = self.env
+        if _default_world_state(env):
+            return tuple((a, tuple(env.observation_space(a).shape)) for a in env.agents)
+        shape = jax.eval_shape(
+            lambda key: env.get_world_state(env.reset(key)[1]), jax.random.key(0)
+        ).shape
+        return (("world_state", tuple(int(d) for d in shape)),)
+
     def inputs(self, obs: dict[str, jax.Array], env_state: Any, first: jax.Array) -> StepInput:
         """Stack one step of ``B`` envs for the policy."""
         env, batch = self.env, self.batch

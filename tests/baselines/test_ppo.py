@@ -133,9 +133,36 @@ def test_world_state_critic_reads_grid_observations_world_state_flat():
     world_state_and_id = 4 * 5 * 26 + 2  # cramped_room's grid, then the agent id
     assert state.params["critic"]["encoder"]["Dense_0"]["kernel"].shape[0] == world_state_and_id
     assert state.params["encoder"]["Dense_0"]["kernel"].shape[0] == 4 * 5 * 26
-    cnn = NetworkConfig(encoder=CNNEncoderConfig(features=(8,), kernel_sizes=(3,)))
-    with pytest.raises(ValueError, match="network.encoder=cnn cannot convolve; use critic=local"):
-        make_train(dataclasses.replace(config, network=cnn))
+
+
+def test_a_cnn_world_state_critic_convolves_the_world_states_grid():
+    # MAPPO with a CNN on Overcooked: the critic unflattens the world state (agent_0's grid)
+    # and convolves it with its own convolutions; the agent id joins after them.
+    cnn = NetworkConfig(
+        encoder=CNNEncoderConfig(features=(8,), kernel_sizes=(3,)), embed_dim=16, agent_id=False
+    )
+    config = small_config(
+        env=EnvConfig(env_id="overcooked", num_envs=2),
+        network=cnn,
+        critic=CentralisedCritic(),
+        num_steps=8,
+        num_minibatches=1,
+        run=RunConfig(total_timesteps=2 * 8 * 2),
+    )
+    state, metrics = jax.jit(make_train(config))(jax.random.key(0))
+    chex.assert_tree_all_finite(metrics)
+    critic = state.params["critic"]["encoder"]
+    assert critic["world_state"]["Conv_0"]["kernel"].shape == (3, 3, 26, 8)
+    assert critic["Dense_0"]["kernel"].shape == (4 * 5 * 8 + 2, 16)  # convolved grid + id
+    assert state.params["encoder"]["Conv_0"]["kernel"].shape == (3, 3, 26, 8)  # the actor's
+    # OvercookedV2's default world state is both agents' grids: one convolution each.
+    v2 = dataclasses.replace(config, env=EnvConfig(env_id="overcooked_v2", num_envs=2))
+    params = jax.jit(make_ppo(v2).init)(jax.random.key(0)).params["critic"]["encoder"]
+    assert {"agent_0", "agent_1"} <= set(params)
+    # STORM's world state is flat (its observations' leaves, concatenated): nothing to convolve.
+    storm = dataclasses.replace(config, env=EnvConfig(env_id="storm_2p", num_envs=2))
+    with pytest.raises(ValueError, match="storm_2p's has no \\(h, w, c\\) grid"):
+        make_ppo(storm)
 
 
 def test_vmapped_seeds_equal_separate_runs():
