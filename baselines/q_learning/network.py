@@ -19,7 +19,9 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
     if not batch.discrete:
         raise ValueError(
             f"Q-learning needs discrete actions, but {config.env.env_id} has continuous ones; "
-            f"use alg=ippo or alg=mappo, or the env's discrete action variant"
+            f"use alg=ippo or alg=mappo, or the env's discrete actions where it has them "
+            f"(MPE: +env.env_kwargs.action_type=Discrete, JaxNav: "
+            f"+env.env_kwargs.act_type=Discrete)"
         )
     net = config.network
     trunk = trunk_from_config(net)
