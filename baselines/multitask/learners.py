@@ -320,13 +320,7 @@ def build_multitask_ppo(config: MultiTaskPPOConfig) -> MultiTask:
     specs = config.task_specs
     envs = _task_envs(specs, config.network.agent_id, world_state=config.critic.centralised)
     parts = {
-        name: ppo_parts(
-            config,
-            env,
-            build_network(
-                config, env.batch, env.world_state_leaves() if config.critic.centralised else ()
-            ),
-        )
+        name: ppo_parts(config, env, build_network(config, env.batch, env.world_state_leaves()))
         for name, env in envs.items()
     }
 

@@ -396,8 +396,7 @@ def make_ppo(config: PPOConfig) -> Learner:
     env = TrainingEnv.from_config(
         config.env, agent_id=config.network.agent_id, world_state=config.critic.centralised
     )
-    world_leaves = env.world_state_leaves() if config.critic.centralised else ()
-    parts = ppo_parts(config, env, build_network(config, env.batch, world_leaves))
+    parts = ppo_parts(config, env, build_network(config, env.batch, env.world_state_leaves()))
     num_updates = config.num_updates
 
     optimiser = ppo_optimiser(config, num_updates)

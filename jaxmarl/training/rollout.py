@@ -82,10 +82,13 @@ class TrainingEnv:
     def world_state_leaves(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """``(name, shape)`` of the pieces ``StepInput.world_state`` is flattened from, in
         order: every agent's observation for the default world state, else the env's
-        ``get_world_state`` output as one piece (``"world_state"``). A centralised critic's CNN
-        unflattens the world state by them (``jaxmarl.networks.encoders.DictEncoder``).
+        ``get_world_state`` output as one piece (``"world_state"``); none without
+        ``world_state``. A centralised critic's CNN unflattens the world state by them
+        (``jaxmarl.networks.encoders.DictEncoder``).
         """
         env = self.env
+        if not self.world_state:
+            return ()
         if _default_world_state(env):
             return tuple((a, tuple(env.observation_space(a).shape)) for a in env.agents)
         shape = jax.eval_shape(
