@@ -29,6 +29,10 @@ It writes ``evaluation/cross_play_step_N.json`` and, with matplotlib, a heatmap 
 
     python -m jaxmarl.evaluate runs/ippo-overcooked --cross-play --episodes 256
 
+``--partner RUN_DIR`` takes the column seeds from another run on the same env, of any learner
+(IPPO's seeds with MAPPO's, or with a Q-learner's): ``evaluation/cross_play_step_N_vs_<partner
+directory name>_step_M.json``, every cell cross-play.
+
 User errors (no such run directory, no checkpoint, a bad flag) exit with status 2 and one line.
 """
 
@@ -210,20 +214,24 @@ def evaluate_run(run: TrainedRun, episodes: int, seed: int = 0) -> list[dict[str
 
 @dataclasses.dataclass(frozen=True)
 class CrossPlay:
-    """Cross-play of a run's seeds (:func:`cross_play`).
+    """Cross-play of a run's seeds, or of two runs' seeds (:func:`cross_play`).
 
     Attributes:
         row_agents: the agents that act with the row seed's parameters.
         col_agents: the agents that act with the column seed's parameters.
         episodes: greedy episodes per pair of seeds.
-        metrics: metric name -> ``[num_seeds, num_seeds]`` array; ``[i, j]`` is the mean over
-            the pair's episodes with the row agents on seed ``i`` and the others on seed ``j``.
+        metrics: metric name -> ``[row seeds, column seeds]`` array; ``[i, j]`` is the mean
+            over the pair's episodes with the row agents on seed ``i`` and the others on
+            seed ``j`` (of the partner run, if there is one).
+        partner: the partner run's directory, or ``None`` when the columns are the run's own
+            seeds (then the diagonal is self-play).
     """
 
     row_agents: tuple[str, ...]
     col_agents: tuple[str, ...]
     episodes: int
     metrics: dict[str, np.ndarray]
+    partner: Path | None = None
 
     @property
     def returns(self) -> np.ndarray:
@@ -231,8 +239,11 @@ class CrossPlay:
         return self.metrics["episode_return"]
 
     def summary(self, metric: str = "episode_return") -> dict[str, float]:
-        """Mean self-play (diagonal), mean cross-play (off the diagonal) and their gap."""
+        """Mean self-play (diagonal), mean cross-play (off the diagonal) and their gap; with a
+        partner run every cell is cross-play, and only its mean is given."""
         matrix = self.metrics[metric]
+        if self.partner is not None:
+            return {"cross_play": float(np.mean(matrix))}
         off = ~np.eye(matrix.shape[0], dtype=bool)
         self_play, crossed = float(np.mean(np.diag(matrix))), float(np.mean(matrix[off]))
         return {"self_play": self_play, "cross_play": crossed, "gap": self_play - crossed}
@@ -243,6 +254,7 @@ def cross_play(
     episodes: int,
     seed: int = 0,
     row_agents: Sequence[str] | None = None,
+    partner: TrainedRun | None = None,
 ) -> CrossPlay:
     """Every seed's ``row_agents`` (default: the env's first agent) with every seed's others.
 
@@ -251,18 +263,35 @@ def cross_play(
     (the same evaluation key), so the diagonal equals :func:`evaluate_run`'s result for one
     seed evaluated with that key.
 
+    With ``partner`` (another run on the same env, of any learner: IPPO against MAPPO, a
+    Q-learner, other hyperparameters) the other agents take the partner's seeds instead: the
+    matrix is ``[run's seeds, partner's seeds]``, and each policy gets its inputs as its own
+    learner builds them (with or without agent ids).
+
     Raises:
-        EvaluateError: fewer than two seeds or agents, unknown ``row_agents`` or all of them,
-            a multi-task run, or ``episodes < 1``; raised before anything compiles.
+        EvaluateError: fewer than two seeds (without a partner) or agents, unknown
+            ``row_agents`` or all of them, a multi-task run, a partner trained on another
+            env, or ``episodes < 1``; raised before anything compiles.
     """
+    cols_run = run if partner is None else partner
+    for each in (run, cols_run):
+        if each.learner.evaluate_tasks is not None:
+            raise EvaluateError(
+                f"cross-play needs single-task runs; {each.run_dir} trains several tasks"
+            )
     agents = tuple(run.learner.env.batch.agents)
-    if run.learner.evaluate_tasks is not None:
-        raise EvaluateError("cross-play needs a single-task run; this run trains several tasks")
-    if run.num_seeds < 2:
+    if partner is None and run.num_seeds < 2:
         raise EvaluateError(
             f"cross-play pairs seeds, but {run.run_dir} has {run.num_seeds}; train with "
-            f"run.num_seeds=2 or more"
+            f"run.num_seeds=2 or more, or give a partner run"
         )
+    if partner is not None:
+        mine, theirs = _env_of(run), _env_of(partner)
+        if mine != theirs:
+            raise EvaluateError(
+                f"the partner run {partner.run_dir} trained on {theirs[0]} {dict(theirs[1])}, "
+                f"this one on {mine[0]} {dict(mine[1])}; cross-play needs the same env"
+            )
     if len(agents) < 2:
         raise EvaluateError(f"cross-play needs two or more agents; {run.env.name} has one")
     if episodes < 1:
@@ -275,36 +304,54 @@ def cross_play(
             f"row agents {list(rows)}: {problem}; pick from {list(agents)} and leave at least "
             f"one for the column seed"
         )
-    learner = run.learner
+    row_learner, col_learner = run.learner, cols_run.learner
+    row_batch, col_batch = row_learner.env.batch, col_learner.env.batch
     in_row = jnp.asarray([a in rows for a in agents])
     # Actions are [B, A] (discrete) or [B, A, d] (continuous): put the agent mask on axis A.
-    mask = in_row if learner.env.batch.discrete else in_row[:, None]
+    mask = in_row if row_batch.discrete else in_row[:, None]
+
+    def col_inputs(inputs):
+        """The row learner's inputs as the column learner builds them (its agent ids)."""
+        if row_batch.agent_id == col_batch.agent_id:
+            return inputs
+        obs = col_batch.append_agent_ids(row_batch.strip_agent_ids(inputs.obs))
+        return inputs.replace(obs=obs)
 
     def pair_policy(params, carry, inputs):
-        carry_row, action_row = learner.greedy_policy(params[0], carry[0], inputs)
-        carry_col, action_col = learner.greedy_policy(params[1], carry[1], inputs)
+        carry_row, action_row = row_learner.greedy_policy(params[0], carry[0], inputs)
+        carry_col, action_col = col_learner.greedy_policy(params[1], carry[1], col_inputs(inputs))
         return (carry_row, carry_col), jnp.where(mask, action_row, action_col)
 
     def pair_carry(num_envs):
-        return learner.initial_carry(num_envs), learner.initial_carry(num_envs)
+        return row_learner.initial_carry(num_envs), col_learner.initial_carry(num_envs)
 
     key = jax.random.key(seed)
 
     def pair_metrics(row_params, col_params):
         return greedy_episodes(
-            learner.env, pair_policy, pair_carry, (row_params, col_params), key, episodes
+            row_learner.env, pair_policy, pair_carry, (row_params, col_params), key, episodes
         )
 
-    def row_of(params, i):
-        row_params = jax.tree.map(lambda x: x[i], params)
-        return jax.vmap(lambda col: pair_metrics(row_params, col))(params)
+    def row_of(row_seeds, col_seeds, i):
+        row_params = jax.tree.map(lambda x: x[i], row_seeds)
+        return jax.vmap(lambda col: pair_metrics(row_params, col))(col_seeds)
 
-    matrix = jax.jit(lambda p: jax.lax.map(lambda i: row_of(p, i), jnp.arange(run.num_seeds)))
-    metrics = jax.device_get(matrix(run.params))
+    matrix = jax.jit(lambda r, c: jax.lax.map(lambda i: row_of(r, c, i), jnp.arange(run.num_seeds)))
+    metrics = jax.device_get(matrix(run.params, cols_run.params))
     cols = tuple(a for a in agents if a not in rows)
     return CrossPlay(
-        rows, cols, episodes, {name: np.asarray(v, np.float64) for name, v in metrics.items()}
+        rows,
+        cols,
+        episodes,
+        {name: np.asarray(v, np.float64) for name, v in metrics.items()},
+        None if partner is None else partner.run_dir,
     )
+
+
+def _env_of(run: TrainedRun) -> tuple[str, tuple]:
+    """``(env_id, env_kwargs)`` a single-task run trained on."""
+    env = run.config.env
+    return env.env_id, tuple(sorted(dict(env.env_kwargs).items()))
 
 
 def _matrix_table(matrix: np.ndarray) -> str:
@@ -349,6 +396,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="AGENT",
         help="with --cross-play: the agents that take the row seed (default: the first agent)",
     )
+    parser.add_argument(
+        "--partner",
+        type=Path,
+        metavar="RUN_DIR",
+        help="with --cross-play: the column seeds come from this run (same env, any learner; "
+        "its latest checkpoint) instead of this run's own",
+    )
     return parser
 
 
@@ -366,17 +420,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvaluateError(f"--episodes must be at least 1, got {args.episodes}")
         if args.step is not None and args.step < 0:
             raise EvaluateError(f"--step takes a checkpoint step >= 0, got {args.step}")
-        if args.row_agents and not args.cross_play:
-            raise EvaluateError("--row-agents goes with --cross-play")
+        for flag in ("row_agents", "partner"):
+            if getattr(args, flag) and not args.cross_play:
+                raise EvaluateError(f"--{flag.replace('_', '-')} goes with --cross-play")
         run = load_run(args.run_dir, step=args.step, best=args.best)
+        partner = None if args.partner is None else load_run(args.partner)
         if args.cross_play:
             # Checks its arguments before it compiles, so bad ones end here with status 2.
-            crossed = cross_play(run, args.episodes, args.seed, args.row_agents)
+            crossed = cross_play(run, args.episodes, args.seed, args.row_agents, partner)
     except (EvaluateError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.cross_play:
-        return _write_cross_play(run, crossed, args.seed)
+        return _write_cross_play(run, crossed, args.seed, partner)
     from jaxmarl.render import can_render
     from jaxmarl.training.host.loop import write_greedy_gif
 
@@ -403,7 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _write_cross_play(run: TrainedRun, crossed: CrossPlay, seed: int) -> int:
+def _write_cross_play(
+    run: TrainedRun, crossed: CrossPlay, seed: int, partner: TrainedRun | None = None
+) -> int:
     out_dir = run.run_dir / "evaluation"
     out_dir.mkdir(exist_ok=True)
     summary = crossed.summary()
@@ -417,28 +475,49 @@ def _write_cross_play(run: TrainedRun, crossed: CrossPlay, seed: int) -> int:
         "summary": summary,
         "metrics": {name: matrix.tolist() for name, matrix in crossed.metrics.items()},
     }
-    json_path = out_dir / f"cross_play_step_{run.step}.json"
-    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    name = f"cross_play_step_{run.step}"
     rows, cols = ", ".join(crossed.row_agents), ", ".join(crossed.col_agents)
+    row_label, col_label = f"seed of {rows}", f"seed of {cols}"
+    if partner is None:
+        seeds = f"cross-play of {run.num_seeds} seeds"
+        title = f"{run.alg} on {run.env.name}: greedy episode return"
+    else:
+        result["partner"] = {
+            "run_dir": str(partner.run_dir),
+            "alg": partner.alg,
+            "step": partner.step,
+        }
+        name += f"_vs_{partner.run_dir.name}_step_{partner.step}"
+        seeds = (
+            f"cross-play of its {run.num_seeds} seeds with the {partner.num_seeds} of "
+            f"{partner.run_dir} ({partner.alg}, step {partner.step})"
+        )
+        row_label, col_label = f"{run.alg} {row_label}", f"{partner.alg} {col_label}"
+        title = f"{run.alg} with {partner.alg} on {run.env.name}: greedy episode return"
+    json_path = out_dir / f"{name}.json"
+    json_path.write_text(json.dumps(result, indent=2) + "\n")
     print(
-        f"{run.alg}, checkpoint step {run.step}: cross-play of {run.num_seeds} seeds, "
-        f"{crossed.episodes} greedy episodes per pair; rows: {rows}, columns: {cols}"
+        f"{run.alg}, checkpoint step {run.step}: {seeds}, {crossed.episodes} greedy episodes "
+        f"per pair; rows: {rows}, columns: {cols}"
     )
     print(_matrix_table(crossed.returns))
-    print(
-        f"episode return: self-play {summary['self_play']:.4g}, cross-play "
-        f"{summary['cross_play']:.4g}, gap {summary['gap']:.4g}"
-    )
+    if partner is None:
+        print(
+            f"episode return: self-play {summary['self_play']:.4g}, cross-play "
+            f"{summary['cross_play']:.4g}, gap {summary['gap']:.4g}"
+        )
+    else:
+        print(f"episode return: cross-play {summary['cross_play']:.4g}")
     print(f"-> {json_path}")
     try:
         from jaxmarl.training.host.plotting import plot_matrix
 
         png_path = plot_matrix(
             crossed.returns,
-            out_dir / f"cross_play_step_{run.step}.png",
-            row_label=f"seed of {rows}",
-            col_label=f"seed of {cols}",
-            title=f"{run.alg} on {run.env.name}: greedy episode return",
+            out_dir / f"{name}.png",
+            row_label=row_label,
+            col_label=col_label,
+            title=title,
         )
         print(f"-> {png_path}")
     except ImportError:  # matplotlib is an optional extra

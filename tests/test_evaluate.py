@@ -190,3 +190,73 @@ def test_cross_play_needs_two_seeds(pair_run_dir):
     one_seed = dataclasses.replace(run, params=jax.tree.map(lambda x: x[:1], run.params))
     with pytest.raises(evaluate.EvaluateError, match="cross-play pairs seeds, but .* has 1"):
         evaluate.cross_play(one_seed, episodes=2)
+
+
+@pytest.fixture(scope="module")
+def partner_run_dir(tmp_path_factory):
+    """A 3-seed MAPPO run on the pair runs' env: one shared network told apart by agent ids,
+    where the pair runs (IPPO, one network per agent) take none."""
+    out = tmp_path_factory.mktemp("partner")
+    argv = [
+        *(arg for arg in TINY if not arg.startswith("alg=")),
+        "alg=mappo",
+        "--no-progress",
+        "env=MPE_simple_speaker_listener_v4",
+        "+env.env_kwargs.action_type=Discrete",
+        "network.agent_id=true",
+        "run.num_seeds=3",
+        f"run.out_dir={out}",
+        "run.name=partner",
+    ]
+    assert train.main(argv) == 0
+    return out / "partner"
+
+
+def test_cross_play_with_a_partner_run_of_another_learner(pair_run_dir, partner_run_dir):
+    run, partner = evaluate.load_run(pair_run_dir), evaluate.load_run(partner_run_dir)
+    assert not run.learner.env.batch.agent_id and partner.learner.env.batch.agent_id
+    crossed = evaluate.cross_play(run, episodes=6, seed=3, partner=partner)
+    assert crossed.returns.shape == (2, 3) and crossed.partner == partner_run_dir
+    assert crossed.summary() == {"cross_play": pytest.approx(np.mean(crossed.returns))}
+    # The same pairs with the roles of the runs swapped: MAPPO's listener rows, IPPO's speaker
+    # columns, each policy fed by its own learner's inputs in the other's rollout.
+    mirrored = evaluate.cross_play(
+        partner, episodes=6, seed=3, row_agents=["listener_0"], partner=run
+    )
+    np.testing.assert_allclose(mirrored.returns, crossed.returns.T, rtol=1e-6)
+    assert len(np.unique(crossed.returns)) > 1  # the cells tell the seeds apart
+    # A run as its own partner gives its own cross-play.
+    np.testing.assert_array_equal(
+        evaluate.cross_play(run, episodes=6, seed=3, partner=run).returns,
+        evaluate.cross_play(run, episodes=6, seed=3).returns,
+    )
+
+
+def test_cross_play_cli_with_a_partner(pair_run_dir, partner_run_dir, capsys):
+    argv = [str(pair_run_dir), "--cross-play", "--partner", str(partner_run_dir)]
+    assert evaluate.main([*argv, "--episodes", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "with the 3 of" in out and "episode return: cross-play" in out
+    step, partner_step = (evaluate.load_run(d).step for d in (pair_run_dir, partner_run_dir))
+    name = f"cross_play_step_{step}_vs_partner_step_{partner_step}"
+    result = json.loads((pair_run_dir / "evaluation" / f"{name}.json").read_text())
+    assert result["partner"]["alg"] == "mappo" and set(result["summary"]) == {"cross_play"}
+    assert np.asarray(result["metrics"]["episode_return"]).shape == (2, 3)
+    assert (pair_run_dir / "evaluation" / f"{name}.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--partner", "{partner}"], "--partner goes with --cross-play"),
+        (["--cross-play", "--partner", "{continuous}"], "cross-play needs the same env"),
+    ],
+)
+def test_partner_user_errors(
+    pair_run_dir, partner_run_dir, continuous_pair_run_dir, capsys, argv, message
+):
+    dirs = {"partner": partner_run_dir, "continuous": continuous_pair_run_dir}
+    argv = [arg.format(**dirs) for arg in argv]
+    assert evaluate.main([str(pair_run_dir), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

@@ -136,6 +136,10 @@ def test_agent_batch_appends_agent_ids_to_grids_as_constant_channels():
     ids = np.broadcast_to(np.eye(2)[None, :, None, None, :], (5, 2, 2, 3, 2))
     np.testing.assert_array_equal(stacked[..., 4:], ids)  # agent i's one-hot at every cell
     assert batch.obs_mask().shape == (2, 2, 3, 6) and bool(batch.obs_mask().all())
+    np.testing.assert_array_equal(batch.strip_agent_ids(stacked), stacked[..., :4])
+    plain = AgentBatch.from_env(env)
+    np.testing.assert_array_equal(plain.strip_agent_ids(stacked[..., :4]), stacked[..., :4])
+    np.testing.assert_array_equal(batch.append_agent_ids(stacked[..., :4]), stacked)
 
 
 def test_agent_batch_world_state_per_agent():

@@ -204,13 +204,21 @@ class AgentBatch:
             lead = value.ndim - rank
             pad = [(0, 0)] * lead + [(0, full - d) for full, d in zip(self.obs_shape, shape)]
             padded.append(jnp.pad(value, pad) if any(p[1] for p in pad) else value)
-        stacked = jnp.stack(padded, axis=-rank - 1)
-        if self.agent_id:
-            # [A, 1, ..., A]: agent i's one-hot at every position of its observation's other axes.
-            ids = self.agent_ids().reshape((self.num_agents, *[1] * (rank - 1), self.num_agents))
-            ids = jnp.broadcast_to(ids, stacked.shape[:-1] + (self.num_agents,))
-            stacked = jnp.concatenate([stacked, ids], axis=-1)
-        return stacked
+        return self.append_agent_ids(jnp.stack(padded, axis=-rank - 1))
+
+    def append_agent_ids(self, stacked: jax.Array) -> jax.Array:
+        """``[..., A, *obs_shape]`` -> ``[..., A, *input_shape]``: with ``agent_id``, agent
+        ``i``'s one-hot id appended on the last axis at every position of the others."""
+        if not self.agent_id:
+            return stacked
+        rank, count = len(self.obs_shape), self.num_agents
+        ids = self.agent_ids().reshape((count, *[1] * (rank - 1), count))
+        ids = jnp.broadcast_to(ids, stacked.shape[:-1] + (count,))
+        return jnp.concatenate([stacked, ids], axis=-1)
+
+    def strip_agent_ids(self, inputs: jax.Array) -> jax.Array:
+        """Inverse of ``append_agent_ids``: ``[..., A, *input_shape]`` -> the observations."""
+        return inputs[..., : self.obs_shape[-1]] if self.agent_id else inputs
 
     def _pack(self, agent: str, obs: Mapping[str, jax.Array]) -> jax.Array:
         """One agent's ``Dict`` observation -> ``[..., D]`` float32, leaves in order."""
