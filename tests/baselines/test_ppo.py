@@ -118,18 +118,25 @@ def test_train_runs_finite_with_expected_shapes(trunk, critic, env_kwargs):
     assert float(metrics["episodes"].sum()) == 4.0
 
 
-def test_world_state_critic_reads_grid_observations_world_state_flat():
-    # Overcooked observes (h, w, 26) grids; its world state is one flat vector, which the
-    # critic's encoder once flattened as if it were a grid (and crashed).
+def _mappo_on_overcooked(**overrides):
+    """Two updates of MAPPO on cramped_room (2 envs x 8 steps); its final state."""
     config = small_config(
         env=EnvConfig(env_id="overcooked", num_envs=2),
         critic=CentralisedCritic(),
         num_steps=8,
         num_minibatches=1,
         run=RunConfig(total_timesteps=2 * 8 * 2),
+        **overrides,
     )
     state, metrics = jax.jit(make_train(config))(jax.random.key(0))
     chex.assert_tree_all_finite(metrics)
+    return config, state
+
+
+def test_world_state_critic_reads_grid_observations_world_state_flat():
+    # Overcooked observes (h, w, 26) grids; an MLP critic reads the world state flat (its
+    # encoder once flattened the flat world state as if it were a grid, and crashed).
+    _, state = _mappo_on_overcooked()
     world_state_and_id = 4 * 5 * 26 + 2  # cramped_room's grid, then the agent id
     assert state.params["critic"]["encoder"]["Dense_0"]["kernel"].shape[0] == world_state_and_id
     assert state.params["encoder"]["Dense_0"]["kernel"].shape[0] == 4 * 5 * 26
@@ -141,16 +148,7 @@ def test_a_cnn_world_state_critic_convolves_the_world_states_grid():
     cnn = NetworkConfig(
         encoder=CNNEncoderConfig(features=(8,), kernel_sizes=(3,)), embed_dim=16, agent_id=False
     )
-    config = small_config(
-        env=EnvConfig(env_id="overcooked", num_envs=2),
-        network=cnn,
-        critic=CentralisedCritic(),
-        num_steps=8,
-        num_minibatches=1,
-        run=RunConfig(total_timesteps=2 * 8 * 2),
-    )
-    state, metrics = jax.jit(make_train(config))(jax.random.key(0))
-    chex.assert_tree_all_finite(metrics)
+    config, state = _mappo_on_overcooked(network=cnn)
     critic = state.params["critic"]["encoder"]
     assert critic["world_state"]["Conv_0"]["kernel"].shape == (3, 3, 26, 8)
     assert critic["Dense_0"]["kernel"].shape == (4 * 5 * 8 + 2, 16)  # convolved grid + id
