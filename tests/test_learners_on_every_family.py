@@ -1,5 +1,6 @@
-"""Every single-task learner on one id of every env family: it builds and its update traces,
-or it refuses before compiling with the error that names the fix.
+"""Every learner on one id of every env family (multi-task learners: two tasks of a family):
+it builds and its update traces, or it refuses before compiling with the error that names the
+fix.
 
 ``jax.eval_shape`` traces ``init`` and ``update`` without compiling them (about a second per
 pair), so a learner that breaks on a family's observations or actions (a grid, a ``Dict``, an
@@ -90,6 +91,34 @@ def test_learner_traces_or_refuses_clearly(alg, env_id):
 )
 def test_learner_options_trace_on_the_families_they_suit(alg, env_id, overrides):
     _trace(alg, env_id, overrides)
+
+
+# Multi-task learners: two tasks of one family (their own encoders, one shared trunk).
+TASKS = {
+    "overcooked": "[overcooked:layout=cramped_room,overcooked:layout=coord_ring]",
+    "hanabi": "[hanabi:num_agents=2,hanabi:num_agents=3]",
+    "storm": "[storm_2p,storm_np]",
+    "switch_riddle": "[switch_riddle:num_agents=3,switch_riddle:num_agents=4]",
+    "mabrax": "[hopper_3x1,walker2d_2x3]",
+}
+MULTITASK = {
+    "mt_mappo": _PPO,
+    "mtapn_qmix": [*_STEPS, "num_minibatches=1", "num_epochs=1"],
+}
+
+
+@pytest.mark.parametrize("family", sorted(TASKS))
+@pytest.mark.parametrize("alg", sorted(MULTITASK))
+def test_multitask_learner_traces_or_refuses_clearly(alg, family):
+    overrides = ["env.num_envs=2", *MULTITASK[alg], f"tasks={TASKS[family]}"]
+    if alg == "mtapn_qmix" and family == "mabrax":
+        with pytest.raises(ValueError, match="needs discrete actions"):
+            algorithms()[alg].make(preset_config(alg, None, overrides))
+        return
+    learner = algorithms()[alg].make(preset_config(alg, None, overrides))
+    state = jax.eval_shape(learner.init, jax.random.key(0))
+    jax.eval_shape(learner.update, state)
+    jax.eval_shape(lambda p: evaluate(learner, p, jax.random.key(1), 2), state.params)
 
 
 def test_a_cnn_critic_on_a_world_state_without_a_grid_is_refused():

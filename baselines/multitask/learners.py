@@ -250,7 +250,7 @@ def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> Candidate
     trunk = trunk_from_config(net)
     width = trunk.output_size
     return CandidateQNetwork(
-        encoder=encoder_from_config(net),
+        encoder=encoder_from_config(net, batch.input_shape, batch.input_leaves),
         trunk=trunk,
         candidate=CandidateLayer(batch.num_actions, width),
         decision_trunk=MLPTrunk(config.decision_sizes, "relu", net.layer_norm),

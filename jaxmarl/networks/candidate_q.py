@@ -93,7 +93,8 @@ class CandidateQNetwork:
     num_agents: int
 
     def init(self, key: jax.Array, obs: jax.Array, world_state: jax.Array) -> Params:
-        """Parameters from example inputs ``obs [B, A, D]`` and ``world_state [B, W]``."""
+        """Parameters from example inputs ``obs [B, A, *input_shape]`` and ``world_state
+        [B, W]``."""
         keys = jax.random.split(key, 6)
         n = obs.shape[0] * obs.shape[1]
         flat = obs.reshape((1, n, *obs.shape[2:]))
@@ -132,7 +133,8 @@ class CandidateQNetwork:
         steps, num_envs, num_agents = obs.shape[:3]
         n = num_envs * num_agents
         flat_first = jnp.broadcast_to(first[..., None], (steps, num_envs, num_agents))
-        x = self.encoder.apply({"params": params["encoder"]}, obs.reshape((steps, n, -1)))
+        flat_obs = obs.reshape((steps, n, *obs.shape[3:]))  # a grid stays a grid
+        x = self.encoder.apply({"params": params["encoder"]}, flat_obs)
         hidden, h = self.trunk.apply(
             {"params": params["trunk"]},
             carry.reshape((n, -1)),
