@@ -161,11 +161,14 @@ class MultiAgentEnv:
         obs = self.get_obs(state)
         return jnp.concatenate([jnp.ravel(obs[agent]) for agent in self.agents])
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+    def observation_space(self, agent: str | None = None) -> spaces.Space:
+        """``agent``'s observation space; without an agent, the one every agent shares (as
+        JaxMARL's Overcooked scripts call it)."""
+        return _space_of(self.observation_spaces, agent, "observation_space")
 
-    def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+    def action_space(self, agent: str | None = None) -> spaces.Space:
+        """``agent``'s action space; without an agent, the one every agent shares."""
+        return _space_of(self.action_spaces, agent, "action_space")
 
     def noop_action(self, agent: str) -> jax.Array:
         """The action that does nothing, used in place of a non-finite continuous action.
@@ -208,8 +211,7 @@ class MultiAgentEnv:
             ``state`` already belong to the next episode while ``rewards`` and ``dones`` belong
             to the finished one.
         """
-        self.check_actions(actions)
-        actions = self.finite_actions(actions, check=check_finite_actions)
+        actions = self.finite_actions(self.check_actions(actions), check=check_finite_actions)
         step_key, reset_key = jax.random.split(key)
         obs_step, state_step, rewards, dones, infos = self.step_env(step_key, state, actions)
         infos = dict(infos)
@@ -277,12 +279,15 @@ class MultiAgentEnv:
             out[agent] = jnp.where(finite, action, noop)
         return out
 
-    def check_actions(self, actions: Actions) -> None:
-        """Raise a clear error for actions that do not fit the action spaces.
+    def check_actions(self, actions: Actions) -> Actions:
+        """Raise a clear error for actions that do not fit the action spaces; return them as
+        the env takes them.
 
         Runs on shapes and dtypes only, so it works on tracers and costs nothing at run time.
         Out-of-range discrete values cannot be seen while tracing; each env documents what
-        it does with them.
+        it does with them. A ``Discrete`` action of shape ``(1,)`` is taken as its one element:
+        JaxMARL's baseline scripts ``unbatchify`` actions to ``[num_envs, 1]`` per agent, and
+        JaxMARL's envs accept that.
 
         Raises:
             TypeError: ``actions`` is not a mapping, or an action has the wrong dtype kind.
@@ -300,8 +305,14 @@ class MultiAgentEnv:
                 f"{self.name}.step: actions must have exactly one entry per agent "
                 f"{self.agents}; missing {missing}, unexpected {extra}"
             )
+        taken = {}
         for agent in self.agents:
-            _check_action(self.name, agent, self.action_space(agent), actions[agent])
+            space, action = self.action_space(agent), actions[agent]
+            if isinstance(space, spaces.Discrete) and np.shape(action) == (1,):
+                action = jnp.reshape(action, ())
+            _check_action(self.name, agent, space, action)
+            taken[agent] = action
+        return taken
 
     @property
     def name(self) -> str:
@@ -316,6 +327,18 @@ class MultiAgentEnv:
             role = agent.rsplit("_", 1)[0] if "_" in agent else agent
             classes.setdefault(role, []).append(agent)
         return classes
+
+
+def _space_of(by_agent: Mapping[str, spaces.Space], agent: str | None, method: str):
+    if agent is not None:
+        return by_agent[agent]
+    distinct = {repr(space) for space in by_agent.values()}
+    if len(distinct) != 1:
+        raise ValueError(
+            f"{method}() without an agent needs one space shared by every agent, but they "
+            f"differ: {dict(by_agent)}; call {method}(agent)"
+        )
+    return next(iter(by_agent.values()))
 
 
 def _all_actions_mask(space: spaces.Space) -> jax.Array:
@@ -368,7 +391,7 @@ def one_pass_step(fast_step: Callable[..., StepResult]) -> Callable[..., StepRes
         known = options.keys() <= {"with_terminal_obs", "check_finite_actions"}
         if reset_state is not None or options.get("with_terminal_obs") or not known:
             return MultiAgentEnv.step(self, key, state, actions, reset_state, **options)
-        self.check_actions(actions)
+        actions = self.check_actions(actions)
         check = options.get("check_finite_actions", False)
         return fast_step(self, key, state, self.finite_actions(actions, check=check))
 

@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+import jaxmarl
 from tests.toy_envs import CounterEnv
 
 
@@ -102,6 +103,23 @@ def test_bad_actions_raise_before_compiling(actions, error, match):
         env.step(jax.random.key(0), state, actions)
 
 
+def test_discrete_actions_of_shape_one_are_taken_as_scalars():
+    # JaxMARL's baseline scripts unbatchify actions to [num_envs, 1] per agent, so each env
+    # of a vmapped step gets shape (1,); JaxMARL's envs take it, and so do these.
+    env = CounterEnv()
+    state = _start(env, 0)
+    scalar = {"agent_0": jnp.int32(2), "agent_1": jnp.int32(1)}
+    column = {agent: action[None] for agent, action in scalar.items()}
+    chex.assert_trees_all_equal(
+        env.step(jax.random.key(0), state, column), env.step(jax.random.key(0), state, scalar)
+    )
+    keys = jax.random.split(jax.random.key(1), 3)
+    states = jax.vmap(lambda k: env.reset(k)[1])(keys)
+    batch = {agent: jnp.full((3, 1), action) for agent, action in scalar.items()}
+    stepped = jax.vmap(env.step)(keys, states, batch)
+    assert stepped[2]["agent_0"].shape == (3,)
+
+
 def test_default_avail_actions_and_world_state():
     env = CounterEnv()
     state = _start(env, 3)
@@ -110,3 +128,14 @@ def test_default_avail_actions_and_world_state():
     world = env.get_world_state(state)
     assert world.shape == (5,) and world.dtype == jnp.float32
     assert env.agent_classes == {"agent": ["agent_0", "agent_1"]}
+
+
+def test_spaces_without_an_agent_are_the_shared_space():
+    # JaxMARL's Overcooked scripts call env.action_space() and env.observation_space().
+    from jaxmarl.wrappers import LogWrapper
+
+    env = LogWrapper(jaxmarl.make("overcooked"))
+    assert env.action_space() == env.action_space("agent_0")
+    assert env.observation_space().shape == env.observation_space("agent_1").shape
+    with pytest.raises(ValueError, match=r"they differ.*call observation_space\(agent\)"):
+        jaxmarl.make("MPE_simple_adversary_v3").observation_space()

@@ -10,6 +10,7 @@ import importlib
 import subprocess
 import sys
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -203,3 +204,46 @@ def test_save_and_load_params_round_trip(tmp_path):
     save_params(params, tmp_path / "p.safetensors")
     loaded = load_params(tmp_path / "p.safetensors")
     jax.tree.map(np.testing.assert_array_equal, loaded, params)
+
+
+def test_baseline_script_step_pattern_runs_unchanged():
+    # What JaxMARL's PPO scripts do each step: actions unbatchified to [num_envs, 1] per agent,
+    # a vmapped step of the LogWrapper-wrapped env, then every info leaf reshaped to
+    # [num_envs * num_agents] (one value per actor).
+    from jaxmarl.wrappers.baselines import MPELogWrapper
+
+    env = MPELogWrapper(jaxmarl.make("MPE_simple_spread_v3"))
+    num_envs, num_agents = 4, env.num_agents
+    keys = jax.random.split(jax.random.PRNGKey(0), num_envs)
+    _, state = jax.vmap(env.reset)(keys)
+    flat = jnp.arange(num_agents * num_envs, dtype=jnp.int32) % 5  # [num_actors]
+    columns = flat.reshape((num_agents, num_envs, -1))
+    actions = {agent: columns[i] for i, agent in enumerate(env.agents)}
+    assert actions[env.agents[0]].shape == (num_envs, 1)
+    _, _, rewards, _, infos = jax.vmap(env.step)(keys, state, actions)
+    per_actor = jax.tree.map(lambda x: x.reshape((num_agents * num_envs,)), infos)
+    assert set(per_actor) >= {"returned_episode_returns", "terminated", "truncated"}
+    assert per_actor["terminated"].dtype == jnp.bool_
+    # The (1,) actions act as the scalars they hold.
+    scalar = {agent: a[:, 0] for agent, a in actions.items()}
+    _, _, same_rewards, _, _ = jax.vmap(env.step)(keys, state, scalar)
+    chex.assert_trees_all_equal(rewards, same_rewards)
+
+
+def test_overcooked_visualizer_and_v2_log_wrapper_paths(tmp_path):
+    from jaxmarl.viz.overcooked_visualizer import OvercookedVisualizer
+    from jaxmarl.wrappers.baselines import OvercookedV2LogWrapper
+
+    env = jaxmarl.make("overcooked")
+    _, state = env.reset(jax.random.PRNGKey(0))
+    path = tmp_path / "episode.gif"
+    OvercookedVisualizer(env).animate([state, state], agent_view_size=5, filename=str(path))
+    assert path.stat().st_size > 0
+    with pytest.raises(ValueError, match=r"needs the env \(OvercookedVisualizer\(env\)"):
+        OvercookedVisualizer().animate([state], agent_view_size=5, filename=str(path))
+    v2 = OvercookedV2LogWrapper(jaxmarl.make("overcooked_v2"), replace_info=False)
+    obs, state = v2.reset(jax.random.PRNGKey(0))
+    actions = {agent: jnp.int32(4) for agent in v2.agents}
+    *_, infos = v2.step(jax.random.PRNGKey(1), state, actions)
+    assert "returned_episode_recipe_returns" in infos
+    assert infos["terminated"].shape == (v2.num_agents,)

@@ -5,7 +5,11 @@ JaxMARL's baseline scripts import their wrappers from here::
     from jaxmarl.wrappers.baselines import LogWrapper, MPELogWrapper, SMAXLogWrapper
     from jaxmarl.wrappers.baselines import CTRolloutManager
 
-* ``LogWrapper`` / ``LogEnvState`` are :mod:`jaxmarl.wrappers.log`'s, unchanged.
+* ``LogWrapper`` is :mod:`jaxmarl.wrappers.log`'s with every info that holds one value per
+  env (``terminated``, ``truncated``, an env's own scalar infos) repeated for each agent,
+  ``[num_agents]``: JaxMARL's scripts reshape every info leaf to ``[num_envs * num_agents]``.
+  ``LogEnvState`` is unchanged. ``OvercookedV2LogWrapper`` is this ``LogWrapper``: the
+  per-recipe returns (``returned_episode_recipe_returns``) come from the env itself.
 * ``MPELogWrapper`` logs returns multiplied by the number of agents. That is JaxMARL's
   convention, taken from the MAPPO "on-policy" code base so that MPE returns compare with
   published ones; the rewards handed to the learner are not scaled.
@@ -34,9 +38,10 @@ from flax.traverse_util import flatten_dict, unflatten_dict
 
 from jaxmarl import spaces
 from jaxmarl.env import MultiAgentEnv, jit_method
+from jaxmarl.wrappers import log
 from jaxmarl.wrappers.agent_batch import AgentBatch
 from jaxmarl.wrappers.base import Wrapper
-from jaxmarl.wrappers.log import LogEnvState, LogWrapper
+from jaxmarl.wrappers.log import LogEnvState
 
 __all__ = [
     "CTRolloutManager",
@@ -44,6 +49,7 @@ __all__ = [
     "LogEnvState",
     "LogWrapper",
     "MPELogWrapper",
+    "OvercookedV2LogWrapper",
     "SMAXLogEnvState",
     "SMAXLogWrapper",
     "get_space_dim",
@@ -78,6 +84,22 @@ class JaxMARLWrapper(Wrapper):
     def stack_agent_values(self, values: dict) -> jax.Array:
         """``{agent: x}`` -> ``[num_agents, ...]`` in ``env.agents`` order."""
         return jnp.stack([values[agent] for agent in self._env.agents])
+
+
+class LogWrapper(log.LogWrapper):
+    """:class:`jaxmarl.wrappers.log.LogWrapper` with per-env scalar infos repeated per agent."""
+
+    def shape_infos(self, infos: dict) -> dict:
+        per_agent = (self._env.num_agents,)
+        return {
+            name: jnp.broadcast_to(value, per_agent)
+            if isinstance(value, jax.Array) and value.ndim == 0
+            else value
+            for name, value in infos.items()
+        }
+
+
+OvercookedV2LogWrapper = LogWrapper
 
 
 class MPELogWrapper(LogWrapper):

@@ -92,8 +92,13 @@ class LogWrapper(Wrapper):
         *,
         with_terminal_obs: bool = False,
     ):
+        # Only what is asked for: JaxMARL-style wrappers below (its scripts' world-state
+        # wrappers) define step(key, state, actions) alone.
+        extra = {} if reset_state is None else {"reset_state": reset_state}
+        if with_terminal_obs:
+            extra["with_terminal_obs"] = True
         obs, env_state, rewards, dones, infos = self._env.step(
-            key, state.env_state, actions, reset_state, with_terminal_obs=with_terminal_obs
+            key, state.env_state, actions, **extra
         )
         episode_done = dones["__all__"]
         returns = state.episode_returns + self.logged_rewards(rewards)
@@ -133,7 +138,12 @@ class LogWrapper(Wrapper):
             kind = getattr(self._env, "episode_return_group_kind", "group")
             infos[f"returned_episode_{kind}_returns"] = group_returns
         infos.update(extra_infos)
-        return obs, state, rewards, dones, infos
+        return obs, state, rewards, dones, self.shape_infos(infos)
+
+    def shape_infos(self, infos: dict) -> dict:
+        """The infos as ``step`` returns them (a hook: JaxMARL's form in
+        ``jaxmarl.wrappers.baselines.LogWrapper``)."""
+        return infos
 
     def record_extras(
         self, state: LogEnvState, rewards: dict, dones: dict, infos: dict
@@ -151,11 +161,17 @@ class LogWrapper(Wrapper):
             [jnp.asarray(rewards[agent], dtype=jnp.float32) for agent in self._env.agents]
         )
 
-    def get_obs(self, state: LogEnvState):
-        return self._env.get_obs(state.env_state)
+    # These take the wrapper's state or the env's own: JaxMARL's wrappers pass these calls
+    # through, so its scripts call them with ``env_state.env_state``.
+    def get_obs(self, state: Any):
+        return self._env.get_obs(_inner(state))
 
-    def get_avail_actions(self, state: LogEnvState):
-        return self._env.get_avail_actions(state.env_state)
+    def get_avail_actions(self, state: Any):
+        return self._env.get_avail_actions(_inner(state))
 
-    def get_world_state(self, state: LogEnvState):
-        return self._env.get_world_state(state.env_state)
+    def get_world_state(self, state: Any):
+        return self._env.get_world_state(_inner(state))
+
+
+def _inner(state: Any) -> Any:
+    return state.env_state if isinstance(state, LogEnvState) else state
