@@ -242,10 +242,15 @@ def _task_envs(specs, agent_id: bool, world_state: bool) -> dict[str, TrainingEn
 
 
 # --------------------------------------------------------------------------- value-based
-def build_candidate_network(config: MTAPNConfig, batch: AgentBatch) -> CandidateQNetwork:
+def build_candidate_network(
+    config: MTAPNConfig, batch: AgentBatch, task: str = ""
+) -> CandidateQNetwork:
     """Per-task perception from ``config.network``, shared decision MLP, per-task mixer."""
     if not batch.discrete:
-        raise ValueError("the candidate-action Q-network needs discrete actions")
+        raise ValueError(
+            f"the candidate-action Q-network needs discrete actions, but task {task!r} has "
+            f"continuous ones; use alg=mt_ippo or alg=mt_mappo"
+        )
     net = config.network
     trunk = trunk_from_config(net)
     width = trunk.output_size
@@ -265,7 +270,10 @@ def build_mtapn(config: MTAPNConfig) -> MultiTask:
     envs = _task_envs(specs, config.network.agent_id, world_state=config.mixer.needs_world_state)
     num_envs = config.env.num_envs
     epsilon = epsilon_schedule(config, config.num_updates)
-    networks = {n: build_candidate_network(config, env.batch) for n, env in envs.items()}
+    networks = {
+        spec.name: build_candidate_network(config, envs[spec.name].batch, spec.env_id)
+        for spec in specs
+    }
 
     def task_fns(name: str) -> TaskFns:
         env, network = envs[name], networks[name]
