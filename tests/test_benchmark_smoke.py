@@ -95,3 +95,32 @@ def test_xla_threads_reach_every_measuring_process(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         throughput.main([*argv, "--xla-threads", "0"])
     assert "--xla-threads must be at least 1" in capsys.readouterr().err
+
+
+def test_jaxmarl_scripts_runner_trains_a_jaxmarl_style_script(tmp_path):
+    # A stand-in for one of JaxMARL's scripts, written here: a module-level import of the
+    # stubbed packages, make_train(config) reading the YAML's keys, and JaxMARL's step pattern
+    # ([num_envs, 1] actions through its LogWrapper). The runner trains it in a fresh process.
+    here = load_benchmark_script("jaxmarl_scripts_here")
+    script = tmp_path / "ippo_stand_in.py"
+    script.write_text(
+        "import hydra, wandb, jax, jax.numpy as jnp, jaxmarl\n"
+        "from jaxmarl.wrappers.baselines import LogWrapper\n"
+        "def make_train(config):\n"
+        "    env = LogWrapper(jaxmarl.make(config['ENV_NAME']))\n"
+        "    n = config['NUM_ENVS']\n"
+        "    def train(key):\n"
+        "        keys = jax.random.split(key, n)\n"
+        "        _, state = jax.vmap(env.reset)(keys)\n"
+        "        acts = {a: jnp.zeros((n, 1), jnp.int32) for a in env.agents}\n"
+        "        out = jax.vmap(env.step)(keys, state, acts)\n"
+        "        return jax.tree.map(lambda x: x.reshape((-1,)), out[4])\n"
+        "    config['NUM_UPDATES'] = 1\n"
+        "    return train\n"
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text("ENV_NAME: MPE_simple_spread_v3\nNUM_ENVS: 8\nSEED: 0\n")
+    assert here.run_script(script, config) == (True, "")
+    config.write_text("ENV_NAME: MPE_no_such_env_v0\nNUM_ENVS: 8\nSEED: 0\n")
+    trained, detail = here.run_script(script, config)
+    assert not trained and "MPE_no_such_env_v0" in detail

@@ -1,0 +1,128 @@
+"""JaxMARL 0.2.0's own baseline scripts, run unchanged against this package.
+
+Each script is imported from a JaxMARL checkout (``--jaxmarl DIR``, its ``baselines/``
+folder; nothing of it is copied here) and trained for two updates by this package's
+interpreter, with ``hydra``, ``omegaconf`` and ``wandb`` stubbed and its published YAML read
+as ``benchmarks/ppo_vs_jaxmarl.py``'s peer runner does (``PEER_PRELUDE``: the same stubs,
+``TOTAL_TIMESTEPS`` and ``NUM_SEEDS`` set, Overcooked layouts looked up by name). Each script
+runs in its own process; the table says whether ``jax.jit(make_train(config))(key)`` finished,
+or the last line of the error. Sizes are cut to 4 envs x 16 steps (``NUM_MINIBATCHES`` 2) so
+that compiling dominates; nothing is measured.
+
+Usage::
+
+    python benchmarks/jaxmarl_scripts_here.py --jaxmarl /path/to/JaxMARL \\
+        --md benchmarks/results/jaxmarl_scripts_here.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ppo_vs_jaxmarl import PEER_PRELUDE  # noqa: E402
+
+# (script, config) under the checkout's baselines/ folder.
+SCRIPTS = [
+    ("IPPO/ippo_ff_mpe.py", "IPPO/config/ippo_ff_mpe.yaml"),
+    ("MAPPO/mappo_rnn_mpe.py", "MAPPO/config/mappo_homogenous_rnn_mpe.yaml"),
+    ("IPPO/ippo_rnn_smax.py", "IPPO/config/ippo_rnn_smax.yaml"),
+    ("MAPPO/mappo_rnn_smax.py", "MAPPO/config/mappo_homogenous_rnn_smax.yaml"),
+    ("IPPO/ippo_ff_overcooked.py", "IPPO/config/ippo_ff_overcooked.yaml"),
+    ("IPPO/ippo_cnn_overcooked.py", "IPPO/config/ippo_cnn_overcooked.yaml"),
+    ("IPPO/ippo_rnn_overcooked_v2.py", "IPPO/config/ippo_rnn_overcooked_v2.yaml"),
+    ("IPPO/ippo_ff_hanabi.py", "IPPO/config/ippo_ff_hanabi.yaml"),
+    ("IPPO/ippo_rnn_hanabi.py", "IPPO/config/ippo_rnn_hanabi.yaml"),
+    ("MAPPO/mappo_ff_hanabi.py", "MAPPO/config/mappo_homogenous_ff_hanabi.yaml"),
+    ("MAPPO/mappo_rnn_hanabi.py", "MAPPO/config/mappo_homogenous_rnn_hanabi.yaml"),
+    ("IPPO/ippo_ff_switch_riddle.py", "IPPO/config/ippo_ff_switch_riddle.yaml"),
+    ("IPPO/ippo_ff_mabrax.py", "IPPO/config/ippo_ff_mabrax.yaml"),
+]
+OPTIONS = {"overrides": {"NUM_ENVS": 4, "NUM_STEPS": 16, "NUM_MINIBATCHES": 2}, "seed": 0}
+TOTAL_STEPS = 2 * 4 * 16  # two updates of a single-agent count; more agents: fewer updates
+
+# After the prelude: one jitted training run of one seed. MABrax's make_train also takes the
+# key its networks are initialised with.
+_TRAIN = r"""
+import inspect
+key = jax.random.PRNGKey(0)
+takes_key = len(inspect.signature(peer.make_train).parameters) > 1
+train = peer.make_train(config, key) if takes_key else peer.make_train(config)
+jax.block_until_ready(jax.jit(train)(key))
+print("TRAINED")
+"""
+RUNNER = PEER_PRELUDE + _TRAIN
+
+
+def run_script(script: Path, config: Path, python: str = sys.executable, timeout: float = 900):
+    """``(trained, detail)``: whether the script trained, else the last line of its error."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = Path(tmp) / "runner.py"
+        runner.write_text(RUNNER)
+        argv = [python, "-I", str(runner), "ippo", str(script), str(config)]
+        argv += [str(TOTAL_STEPS), "1", json.dumps(OPTIONS)]
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False, f"did not finish in {timeout:.0f} s"
+    if "TRAINED" in done.stdout.splitlines():
+        return True, ""
+    lines = [line for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    # The exception's own line (JAX prints a note on its traceback filtering after it).
+    errors = [line for line in lines if re.match(r"^[\w.]+(Error|Exception)\b", line)]
+    if errors or lines:
+        return False, (errors or lines)[-1]
+    return False, f"exit status {done.returncode}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jaxmarl", type=Path, required=True, help="a JaxMARL checkout")
+    parser.add_argument("--md", type=Path, help="write the table here too")
+    args = parser.parse_args(argv)
+    baselines = args.jaxmarl / "baselines"
+    if not baselines.is_dir():
+        parser.error(f"{args.jaxmarl} has no baselines/ folder; give a JaxMARL checkout")
+    rows = ["| script | trains here | error |", "|---|---|---|"]
+    for script, config in SCRIPTS:
+        start = time.perf_counter()
+        trained, detail = run_script(baselines / script, baselines / config)
+        print(f"{script}: {'trained' if trained else detail} ({time.perf_counter() - start:.0f} s)")
+        rows.append(f"| `{script}` | {'yes' if trained else 'no'} | {detail.replace('|', '/')} |")
+    table = "\n".join(rows)
+    print(table)
+    if args.md:
+        header = (
+            "# JaxMARL's baseline scripts, run against this package\n\n"
+            f"`benchmarks/jaxmarl_scripts_here.py` on {time.strftime('%Y-%m-%d')}: ours at "
+            f"{_commit(Path(__file__).resolve().parents[1])}, JaxMARL's scripts at "
+            f"{_commit(args.jaxmarl)}. Each script trains two updates of 4 envs x 16 steps "
+            "in its own process under this package (hydra, omegaconf and wandb stubbed); "
+            "`docs/coming_from_jaxmarl.md` says why the ones that do not train fail.\n\n"
+        )
+        args.md.write_text(header + table + "\n")
+    return 0
+
+
+def _commit(repo: Path) -> str:
+    """The short commit of a git checkout (or a bare mirror), else "an unknown commit"."""
+    for git_dir in (repo, repo / ".git"):
+        done = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode == 0:
+            return done.stdout.strip()
+    return "an unknown commit"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
