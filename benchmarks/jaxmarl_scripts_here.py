@@ -1,8 +1,8 @@
 """JaxMARL 0.2.0's own baseline scripts, run unchanged against this package.
 
-Each script is imported from a JaxMARL checkout (``--jaxmarl DIR``, its ``baselines/``
-folder; nothing of it is copied here) and trained for two updates by this package's
-interpreter, with ``hydra``, ``omegaconf`` and ``wandb`` stubbed and its published YAML read
+Each script (PPO and Q-learning) is imported from a JaxMARL checkout (``--jaxmarl DIR``, its
+``baselines/`` folder; nothing of it is copied here) and trained for a few updates by this
+package's interpreter, with ``hydra``, ``omegaconf`` and ``wandb`` stubbed and its published YAML read
 as ``benchmarks/ppo_vs_jaxmarl.py``'s peer runner does (``PEER_PRELUDE``: the same stubs,
 ``TOTAL_TIMESTEPS`` and ``NUM_SEEDS`` set, Overcooked layouts looked up by name). Each script
 runs in its own process; the table says whether ``jax.jit(make_train(config))(key)`` finished,
@@ -45,6 +45,17 @@ SCRIPTS = [
     ("IPPO/ippo_ff_switch_riddle.py", "IPPO/config/ippo_ff_switch_riddle.yaml"),
     ("IPPO/ippo_ff_mabrax.py", "IPPO/config/ippo_ff_mabrax.yaml"),
 ]
+# JaxMARL's Q-learning scripts: make_train(config, env) with the env their env_from_config
+# builds from the algorithm's YAML (config/alg/<name>.yaml).
+Q_SCRIPTS = [
+    ("QLearning/pqn_vdn_rnn.py", "QLearning/config/alg/pqn_vdn_rnn_mpe.yaml"),
+    ("QLearning/pqn_vdn_rnn.py", "QLearning/config/alg/pqn_vdn_rnn_smax.yaml"),
+    ("QLearning/pqn_vdn_ff.py", "QLearning/config/alg/pqn_vdn_ff_hanabi.yaml"),
+    ("QLearning/pqn_vdn_cnn_overcooked.py", "QLearning/config/alg/pqn_vdn_cnn_overcooked.yaml"),
+    ("QLearning/iql_rnn.py", "QLearning/config/alg/ql_rnn_mpe.yaml"),
+    ("QLearning/qmix_rnn.py", "QLearning/config/alg/ql_rnn_smax.yaml"),
+    ("QLearning/vdn_cnn_overcooked.py", "QLearning/config/alg/ql_cnn_overcooked.yaml"),
+]
 OPTIONS = {"overrides": {"NUM_ENVS": 4, "NUM_STEPS": 16, "NUM_MINIBATCHES": 2}, "seed": 0}
 TOTAL_STEPS = 2 * 4 * 16  # two updates of a single-agent count; more agents: fewer updates
 
@@ -60,14 +71,55 @@ print("TRAINED")
 """
 RUNNER = PEER_PRELUDE + _TRAIN
 
+# The Q scripts: the same stubs (their OmegaConf also prints the config), the YAML cut to a
+# few small updates without their test episodes.
+Q_RUNNER = r"""
+import copy, importlib.util, sys, types, yaml, jax
+script, config_path = sys.argv[1:3]
+def _stub(name, **attrs):
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    sys.modules[name] = module
+_stub("wandb", log=lambda *a, **k: None, init=lambda *a, **k: None)
+_stub("hydra", main=lambda *a, **k: (lambda f: f))
+_stub("omegaconf", OmegaConf=types.SimpleNamespace(
+    to_container=lambda c, **k: c, to_yaml=lambda c: str(c)))
+spec = importlib.util.spec_from_file_location("q_script", script)
+q = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(q)
+config = yaml.safe_load(open(config_path))
+for k, v in config.items():
+    if isinstance(v, str):
+        try:
+            config[k] = float(v)
+        except ValueError:
+            pass
+config.update(NUM_ENVS=4, NUM_STEPS=8, TOTAL_TIMESTEPS=96, TEST_DURING_TRAINING=False,
+              NUM_MINIBATCHES=2, BUFFER_SIZE=64, BUFFER_BATCH_SIZE=4, LEARNING_STARTS=0,
+              NUM_SEEDS=1, SEED=0, WANDB_MODE="disabled")
+env, _ = q.env_from_config(copy.deepcopy(config))
+jax.block_until_ready(jax.jit(q.make_train(config, env))(jax.random.PRNGKey(0)))
+print("TRAINED")
+"""
 
-def run_script(script: Path, config: Path, python: str = sys.executable, timeout: float = 900):
-    """``(trained, detail)``: whether the script trained, else the last line of its error."""
+
+def run_script(
+    script: Path,
+    config: Path,
+    python: str = sys.executable,
+    timeout: float = 900,
+    q_learning: bool = False,
+):
+    """``(trained, detail)``: whether the script trained, else the last line of its error.
+    ``q_learning``: a script of JaxMARL's ``QLearning`` folder (``make_train(config, env)``)."""
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "runner.py"
-        runner.write_text(RUNNER)
-        argv = [python, "-I", str(runner), "ippo", str(script), str(config)]
-        argv += [str(TOTAL_STEPS), "1", json.dumps(OPTIONS)]
+        runner.write_text(Q_RUNNER if q_learning else RUNNER)
+        argv = [python, "-I", str(runner)]
+        if q_learning:
+            argv += [str(script), str(config)]
+        else:
+            argv += ["ippo", str(script), str(config), str(TOTAL_STEPS), "1", json.dumps(OPTIONS)]
         try:
             done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -90,12 +142,16 @@ def main(argv=None) -> int:
     baselines = args.jaxmarl / "baselines"
     if not baselines.is_dir():
         parser.error(f"{args.jaxmarl} has no baselines/ folder; give a JaxMARL checkout")
-    rows = ["| script | trains here | error |", "|---|---|---|"]
-    for script, config in SCRIPTS:
+    rows = ["| script | config | trains here | error |", "|---|---|---|---|"]
+    jobs = [(s, c, False) for s, c in SCRIPTS] + [(s, c, True) for s, c in Q_SCRIPTS]
+    for script, config, q_learning in jobs:
         start = time.perf_counter()
-        trained, detail = run_script(baselines / script, baselines / config)
+        trained, detail = run_script(baselines / script, baselines / config, q_learning=q_learning)
         print(f"{script}: {'trained' if trained else detail} ({time.perf_counter() - start:.0f} s)")
-        rows.append(f"| `{script}` | {'yes' if trained else 'no'} | {detail.replace('|', '/')} |")
+        rows.append(
+            f"| `{script}` | `{Path(config).stem}` | {'yes' if trained else 'no'} | "
+            f"{detail.replace('|', '/')} |"
+        )
     table = "\n".join(rows)
     print(table)
     if args.md:
@@ -103,7 +159,7 @@ def main(argv=None) -> int:
             "# JaxMARL's baseline scripts, run against this package\n\n"
             f"`benchmarks/jaxmarl_scripts_here.py` on {time.strftime('%Y-%m-%d')}: ours at "
             f"{_commit(Path(__file__).resolve().parents[1])}, JaxMARL's scripts at "
-            f"{_commit(args.jaxmarl)}. Each script trains two updates of 4 envs x 16 steps "
+            f"{_commit(args.jaxmarl)}. Each script trains a few updates of 4 envs "
             "in its own process under this package (hydra, omegaconf and wandb stubbed); "
             "`docs/coming_from_jaxmarl.md` says why the ones that do not train fail.\n\n"
         )
