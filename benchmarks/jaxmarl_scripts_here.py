@@ -2,12 +2,12 @@
 
 Each script (PPO and Q-learning) is imported from a JaxMARL checkout (``--jaxmarl DIR``, its
 ``baselines/`` folder; nothing of it is copied here) and trained for a few updates by this
-package's interpreter, with ``hydra``, ``omegaconf`` and ``wandb`` stubbed and its published YAML read
-as ``benchmarks/ppo_vs_jaxmarl.py``'s peer runner does (``PEER_PRELUDE``: the same stubs,
-``TOTAL_TIMESTEPS`` and ``NUM_SEEDS`` set, Overcooked layouts looked up by name). Each script
-runs in its own process; the table says whether ``jax.jit(make_train(config))(key)`` finished,
-or the last line of the error. Sizes are cut to 4 envs x 16 steps (``NUM_MINIBATCHES`` 2) so
-that compiling dominates; nothing is measured.
+package's interpreter, with ``hydra``, ``omegaconf`` and ``wandb`` stubbed. The PPO scripts'
+YAML is read as ``benchmarks/ppo_vs_jaxmarl.py``'s peer runner reads it (``PEER_PRELUDE``:
+``TOTAL_TIMESTEPS`` and ``NUM_SEEDS`` set, Overcooked layouts looked up by name); the
+Q-learning scripts get their env from their own ``env_from_config``. Each script runs in its
+own process; the table says whether one jitted training run finished, or the error's line.
+Sizes are cut to 4 envs so that compiling dominates; nothing is measured.
 
 Usage::
 
