@@ -112,7 +112,7 @@ MULTITASK = {
 def test_multitask_learner_traces_or_refuses_clearly(alg, family):
     overrides = ["env.num_envs=2", *MULTITASK[alg], f"tasks={TASKS[family]}"]
     if alg == "mtapn_qmix" and family == "mabrax":
-        with pytest.raises(ValueError, match="task .hopper_3x1. has continuous ones; use alg=mt_ippo"):
+        with pytest.raises(ValueError, match="task .hopper_3x1. has continuous ones.*mt_ippo"):
             algorithms()[alg].make(preset_config(alg, None, overrides))
         return
     learner = algorithms()[alg].make(preset_config(alg, None, overrides))
