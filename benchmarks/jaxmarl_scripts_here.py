@@ -12,7 +12,10 @@ Sizes are cut to 4 envs so that compiling dominates; nothing is measured.
 Usage::
 
     python benchmarks/jaxmarl_scripts_here.py --jaxmarl /path/to/JaxMARL \\
-        --md benchmarks/results/jaxmarl_scripts_here.md
+        --peer /tmp/peer/bin/python --jobs 3 --md benchmarks/results/jaxmarl_scripts_here.md
+
+The Q-learning scripts import ``flashbax`` (``pip install "jaxmarl[jaxmarl-scripts]"`` here; in
+the peer's venv ``pip install flashbax distrax``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,6 +36,8 @@ from ppo_vs_jaxmarl import PEER_PRELUDE  # noqa: E402
 # (script, config) under the checkout's baselines/ folder.
 SCRIPTS = [
     ("IPPO/ippo_ff_mpe.py", "IPPO/config/ippo_ff_mpe.yaml"),
+    ("IPPO/ippo_ff_mpe_facmac.py", "IPPO/config/ippo_ff_mpe_facmac.yaml"),
+    ("IPPO/ippo_rnn_mpe.py", "IPPO/config/ippo_rnn_mpe.yaml"),
     ("MAPPO/mappo_rnn_mpe.py", "MAPPO/config/mappo_homogenous_rnn_mpe.yaml"),
     ("IPPO/ippo_rnn_smax.py", "IPPO/config/ippo_rnn_smax.yaml"),
     ("MAPPO/mappo_rnn_smax.py", "MAPPO/config/mappo_homogenous_rnn_smax.yaml"),
@@ -52,10 +58,21 @@ Q_SCRIPTS = [
     ("QLearning/pqn_vdn_rnn.py", "QLearning/config/alg/pqn_vdn_rnn_smax.yaml"),
     ("QLearning/pqn_vdn_ff.py", "QLearning/config/alg/pqn_vdn_ff_hanabi.yaml"),
     ("QLearning/pqn_vdn_cnn_overcooked.py", "QLearning/config/alg/pqn_vdn_cnn_overcooked.yaml"),
+    ("QLearning/pqn_vdn_ff.py", "QLearning/config/alg/pqn_vdn_ff_mpe.yaml"),
     ("QLearning/iql_rnn.py", "QLearning/config/alg/ql_rnn_mpe.yaml"),
+    ("QLearning/iql_rnn.py", "QLearning/config/alg/ql_rnn_smax.yaml"),
+    ("QLearning/vdn_rnn.py", "QLearning/config/alg/ql_rnn_mpe.yaml"),
+    ("QLearning/vdn_rnn.py", "QLearning/config/alg/ql_rnn_smax.yaml"),
+    ("QLearning/qmix_rnn.py", "QLearning/config/alg/ql_rnn_mpe.yaml"),
     ("QLearning/qmix_rnn.py", "QLearning/config/alg/ql_rnn_smax.yaml"),
+    ("QLearning/vdn_ff.py", "QLearning/config/alg/vdn_ff_mpe.yaml"),
+    ("QLearning/iql_cnn_overcooked.py", "QLearning/config/alg/ql_cnn_overcooked.yaml"),
     ("QLearning/vdn_cnn_overcooked.py", "QLearning/config/alg/ql_cnn_overcooked.yaml"),
+    ("QLearning/transf_qmix.py", "QLearning/config/alg/transf_qmix_mpe.yaml"),
+    ("QLearning/transf_qmix.py", "QLearning/config/alg/transf_qmix_smax.yaml"),
 ]
+# Not run: IPPO/ippo_rnn.py and MAPPO/mappo_rnn.py (their configs are for JaxRobotarium, a
+# separate package), QLearning/shaq.py (its YAML names no env).
 OPTIONS = {"overrides": {"NUM_ENVS": 4, "NUM_STEPS": 16, "NUM_MINIBATCHES": 2}, "seed": 0}
 TOTAL_STEPS = 2 * 4 * 16  # two updates of a single-agent count; more agents: fewer updates
 
@@ -76,6 +93,7 @@ RUNNER = PEER_PRELUDE + _TRAIN
 Q_RUNNER = r"""
 import copy, importlib.util, sys, types, yaml, jax
 script, config_path = sys.argv[1:3]
+sys.path.insert(0, str(__import__("pathlib").Path(script).parent))  # as `python script.py` has it
 def _stub(name, **attrs):
     module = types.ModuleType(name)
     module.__dict__.update(attrs)
@@ -137,31 +155,56 @@ def run_script(
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jaxmarl", type=Path, required=True, help="a JaxMARL checkout")
+    parser.add_argument(
+        "--peer",
+        help="also run each script with this Python (a venv with jaxmarl==0.2.0): whether "
+        "it trains with JaxMARL itself",
+    )
+    parser.add_argument("--jobs", type=int, default=1, help="scripts run at once")
     parser.add_argument("--md", type=Path, help="write the table here too")
     args = parser.parse_args(argv)
     baselines = args.jaxmarl / "baselines"
     if not baselines.is_dir():
         parser.error(f"{args.jaxmarl} has no baselines/ folder; give a JaxMARL checkout")
-    rows = ["| script | config | trains here | error |", "|---|---|---|---|"]
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     jobs = [(s, c, False) for s, c in SCRIPTS] + [(s, c, True) for s, c in Q_SCRIPTS]
-    for script, config, q_learning in jobs:
+    pythons = [sys.executable] + ([args.peer] if args.peer else [])
+
+    def run(job):
+        script, config, q_learning, python = job
         start = time.perf_counter()
-        trained, detail = run_script(baselines / script, baselines / config, q_learning=q_learning)
-        print(f"{script}: {'trained' if trained else detail} ({time.perf_counter() - start:.0f} s)")
-        rows.append(
-            f"| `{script}` | `{Path(config).stem}` | {'yes' if trained else 'no'} | "
-            f"{detail.replace('|', '/')} |"
-        )
+        result = run_script(baselines / script, baselines / config, python, q_learning=q_learning)
+        side = "JaxMARL" if python != sys.executable else "here"
+        outcome = "trained" if result[0] else result[1]
+        print(f"{script} ({side}): {outcome} ({time.perf_counter() - start:.0f} s)", flush=True)
+        return result
+
+    runs = [(s, c, q, python) for s, c, q in jobs for python in pythons]
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(run, runs))
+    header = "| script | config | trains here | error here |"
+    rule = "|---|---|---|---|"
+    if args.peer:
+        header += " trains with JaxMARL 0.2.0 | error with JaxMARL |"
+        rule += "---|---|"
+    rows = [header, rule]
+    for i, (script, config, _) in enumerate(jobs):
+        row = f"| `{script}` | `{Path(config).stem}` |"
+        for trained, detail in results[i * len(pythons) : (i + 1) * len(pythons)]:
+            row += f" {'yes' if trained else 'no'} | {detail.replace('|', '/')} |"
+        rows.append(row)
     table = "\n".join(rows)
     print(table)
     if args.md:
+        peer = " and, with `--peer`, under JaxMARL 0.2.0 itself" if args.peer else ""
         header = (
             "# JaxMARL's baseline scripts, run against this package\n\n"
             f"`benchmarks/jaxmarl_scripts_here.py` on {time.strftime('%Y-%m-%d')}: ours at "
             f"{_commit(Path(__file__).resolve().parents[1])}, JaxMARL's scripts at "
             f"{_commit(args.jaxmarl)}. Each script trains a few updates of 4 envs "
-            "in its own process under this package (hydra, omegaconf and wandb stubbed); "
-            "`docs/coming_from_jaxmarl.md` says why the ones that do not train fail.\n\n"
+            f"in its own process under this package{peer} (hydra, omegaconf and wandb "
+            "stubbed); `docs/coming_from_jaxmarl.md` says why the ones that do not train fail.\n\n"
         )
         args.md.write_text(header + table + "\n")
     return 0

@@ -247,3 +247,57 @@ def test_overcooked_visualizer_and_v2_log_wrapper_paths(tmp_path):
     *_, infos = v2.step(jax.random.PRNGKey(1), state, actions)
     assert "returned_episode_recipe_returns" in infos
     assert infos["terminated"].shape == (v2.num_agents,)
+
+
+def test_jaxmarl_wrappers_see_smax_world_state_in_obs_as_jaxmarl_puts_it():
+    # JaxMARL's SMAX returns obs["world_state"]; its MAPPO script's own wrapper (a
+    # JaxMARLWrapper subclass) reads it from the raw env's reset and step.
+    from jaxmarl.wrappers.baselines import JaxMARLWrapper, SMAXLogWrapper
+
+    class ScriptWorldState(JaxMARLWrapper):  # the shape of mappo_rnn_smax.py's wrapper
+        def reset(self, key):
+            obs, state = self._env.reset(key)
+            return {**obs, "critic": obs["world_state"][None].repeat(self.num_allies, 0)}, state
+
+    raw = jaxmarl.make("HeuristicEnemySMAX", scenario="3m")
+    env = SMAXLogWrapper(ScriptWorldState(raw))
+    obs, state = env.reset(jax.random.PRNGKey(0))
+    world = raw.get_world_state(state.env_state)
+    assert world.shape == (raw.state_size,)
+    np.testing.assert_array_equal(obs["critic"], np.tile(world, (3, 1)))
+
+    log = SMAXLogWrapper(raw)
+    obs, state = log.reset(jax.random.PRNGKey(0))
+    actions = {agent: jnp.int32(4) for agent in raw.agents}
+    obs, state, *_ = jax.jit(log.step)(jax.random.PRNGKey(1), state, actions)
+    np.testing.assert_array_equal(obs["world_state"], raw.get_world_state(state.env_state))
+    # The env itself keeps to the contract: observation keys are the agents.
+    raw_obs, _ = raw.reset(jax.random.PRNGKey(0))
+    assert set(raw_obs) == set(raw.agents)
+
+
+def test_jaxmarl_wrappers_declare_hanabi_obs_shape_as_jaxmarl_does():
+    # JaxMARL's Hanabi declares the int 658; its PPO scripts build (1, num_envs, shape).
+    from jaxmarl.wrappers.baselines import CTRolloutManager, LogWrapper
+
+    raw = jaxmarl.make("hanabi")
+    env = LogWrapper(raw)
+    space = env.observation_space(raw.agents[0])
+    assert isinstance(space.shape, int) and space.shape == 658
+    assert jnp.zeros((1, 4, space.shape)).shape == (1, 4, 658)
+    assert jnp.zeros((space.shape,)).shape == (658,)
+    # ... and it still reads as the declared (658,) for code written for declared shapes.
+    assert space.shape == (658,) and tuple(space.shape) == (658,) and not space.shape != (658,)
+    obs, _ = env.reset(jax.random.PRNGKey(0))
+    assert bool(space.contains(obs[raw.agents[0]]))
+    assert not bool(space.contains(obs[raw.agents[0]][:-1]))
+    assert raw.observation_space(raw.agents[0]).shape == (658,)
+    assert type(raw.observation_space(raw.agents[0]).shape) is tuple
+    manager = CTRolloutManager(env, batch_size=2)
+    assert manager.obs_size == 658 + raw.num_agents
+    # Envs JaxMARL shapes like the contract pass through unchanged.
+    mpe = jaxmarl.make("MPE_simple_spread_v3")
+    wrapped = LogWrapper(mpe)
+    assert wrapped.observation_space(mpe.agents[0]) == mpe.observation_space(mpe.agents[0])
+    obs, _ = wrapped.reset(jax.random.PRNGKey(0))
+    assert set(obs) == set(mpe.agents)

@@ -25,8 +25,10 @@ JaxMARL's baseline scripts import their wrappers from here::
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
+import sys
 from functools import partial
 from typing import Any
 
@@ -78,8 +80,100 @@ def load_params(filename: str | os.PathLike) -> dict:
     return unflatten_dict(_safetensors_flax().load_file(filename), sep=",")
 
 
+class _JaxMARLLength(int):
+    """A flat observation's shape as JaxMARL's Hanabi declares it: the int ``658``.
+
+    Its scripts build ``(1, num_envs, shape)`` and ``(shape,)`` from it. Read as a sequence it
+    is the 1-tuple ``(658,)`` the contract declares (and equals it), so code written for
+    declared shapes (``AgentBatch``, ``space.contains``) keeps working.
+    """
+
+    def __iter__(self):
+        return iter((int(self),))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, index):
+        return (int(self),)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return int(self) == other or (int(self),) == other
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = int.__hash__
+
+
+class _JaxMARLForm(Wrapper):
+    """The env as JaxMARL 0.2.0's envs look to its scripts, where that differs from the contract.
+
+    * SMAX (every id): ``obs["world_state"]``, the env's ``get_world_state`` of the state
+      returned, next to the agents' observations (JaxMARL's SMAX puts it there; the contract
+      keeps observation keys to the agents, SMAX README deviation 8).
+    * Hanabi: ``observation_space(agent).shape`` is the int ``658`` (:class:`_JaxMARLLength`).
+
+    Every other env passes through unchanged. The wrappers of this module put it under
+    themselves (:func:`_in_jaxmarl_form`), so the scripts see it and this project's learners,
+    which use :mod:`jaxmarl.wrappers`, do not.
+    """
+
+    def __init__(self, env: MultiAgentEnv):
+        super().__init__(env)
+        base = env.unwrapped if isinstance(env, Wrapper) else env
+        self._world_state_in_obs = _instance_of(base, "jaxmarl.envs.smax.smax_env", "SMAX")
+        self._obs_shape_as_int = _instance_of(base, "jaxmarl.envs.hanabi.hanabi", "HanabiEnv")
+
+    def reset(self, key: jax.Array) -> tuple[dict, Any]:
+        obs, state = self._env.reset(key)
+        return self._with_world_state(obs, state), state
+
+    def step(self, key: jax.Array, state: Any, actions: dict, *args, **kwargs):
+        obs, state, rewards, dones, infos = self._env.step(key, state, actions, *args, **kwargs)
+        return self._with_world_state(obs, state), state, rewards, dones, infos
+
+    def _with_world_state(self, obs: dict, state: Any) -> dict:
+        if not self._world_state_in_obs:
+            return obs
+        return {**obs, "world_state": jax.lax.stop_gradient(self._env.get_world_state(state))}
+
+    def observation_space(self, agent: str | None = None) -> spaces.Space:
+        space = self._env.observation_space(agent)
+        if not self._obs_shape_as_int:
+            return space
+        jaxmarl_space = copy.copy(space)
+        (length,) = space.shape
+        jaxmarl_space.shape = _JaxMARLLength(length)
+        return jaxmarl_space
+
+
+def _instance_of(env: MultiAgentEnv, module: str, name: str) -> bool:
+    """Whether ``env`` is an instance of ``module.name``, without importing the family: an env
+    of a module that was never imported cannot be one."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(env, getattr(loaded, name))
+
+
+def _in_jaxmarl_form(env: MultiAgentEnv) -> MultiAgentEnv:
+    """``env`` under a :class:`_JaxMARLForm`, unless one is already in its wrapper chain."""
+    layer = env
+    while isinstance(layer, Wrapper):
+        if isinstance(layer, _JaxMARLForm):
+            return env
+        layer = layer._env
+    return _JaxMARLForm(env)
+
+
 class JaxMARLWrapper(Wrapper):
-    """JaxMARL's wrapper base class: :class:`jaxmarl.wrappers.Wrapper` plus its one helper."""
+    """JaxMARL's wrapper base class: :class:`jaxmarl.wrappers.Wrapper` plus its one helper.
+
+    The wrapped env is seen in JaxMARL's form (:class:`_JaxMARLForm`): its scripts' own
+    wrappers read SMAX's ``obs["world_state"]``.
+    """
+
+    def __init__(self, env: MultiAgentEnv):
+        super().__init__(_in_jaxmarl_form(env))
 
     def stack_agent_values(self, values: dict) -> jax.Array:
         """``{agent: x}`` -> ``[num_agents, ...]`` in ``env.agents`` order."""
@@ -87,7 +181,11 @@ class JaxMARLWrapper(Wrapper):
 
 
 class LogWrapper(log.LogWrapper):
-    """:class:`jaxmarl.wrappers.log.LogWrapper` with per-env scalar infos repeated per agent."""
+    """:class:`jaxmarl.wrappers.log.LogWrapper` with per-env scalar infos repeated per agent,
+    over the env in JaxMARL's form (:class:`_JaxMARLForm`)."""
+
+    def __init__(self, env: MultiAgentEnv, replace_info: bool = False):
+        super().__init__(_in_jaxmarl_form(env), replace_info)
 
     def shape_infos(self, infos: dict) -> dict:
         per_agent = (self._env.num_agents,)
