@@ -248,15 +248,17 @@ def test_jit_equals_eager(env_id):
 # MJX's accelerations and forces (the multi-agent MuJoCo ids) come out of float32 linear solves
 # (the mass matrix's factorisation for `qacc_smooth`; the constraint solver, which iterates to a
 # tolerance, for `qacc`, `qfrc_constraint`, `efc_force`): fused (jit) and op-by-op (eager)
-# arithmetic end up to about 1e-4 relative apart on them (ant_4x2: 1.3e-3 on a constraint force
-# of about 250; humanoid_9|8: 1.5e-3 on an acceleration of about 46), and the actuator
-# quantities scale joint values by the gear (walker2d_2x3: gear 100 turns a 1e-5 joint velocity
-# difference into 9e-4), while positions, velocities, observations, rewards and brax's metrics
-# agree to 1e-5. Only leaves named with these prefixes get the looser tolerance.
+# arithmetic, and a vmapped step against a single one, end up to about 1e-4 relative apart on
+# them (ant_4x2: 1.3e-3 on a constraint force of about 250; humanoid_9|8: 1.5e-3 on an
+# acceleration of about 46), and the actuator quantities scale joint values by the gear
+# (walker2d_2x3: gear 100 turns a 1e-5 joint velocity difference into 9e-4), while positions,
+# velocities, observations, rewards and brax's metrics agree to 1e-5. Only leaves named with
+# these prefixes get the looser tolerance.
 MJX_DERIVED_PREFIXES = ("qacc", "qfrc", "efc_", "cacc", "cfrc", "actuator_")
 
 
 def assert_close_eager(env_id, jitted, eager):
+    """``jitted`` and ``eager`` agree: to 1e-5, or MJX's solver-derived leaves to 1e-4."""
     if base_id(env_id) not in NIGHTLY_IDS:
         chex.assert_trees_all_close(jitted, eager, rtol=1e-5, atol=1e-5)
         return
@@ -283,7 +285,7 @@ def test_vmap_equals_loop(env_id):
     for i in range(3):
         pick = lambda tree: jax.tree.map(lambda x: x[i], tree)
         single = step(keys[i], pick(state), pick(actions))
-        chex.assert_trees_all_close(pick(batched), single, rtol=1e-5, atol=1e-5)
+        assert_close_eager(env_id, pick(batched), single)
 
 
 def test_step_does_not_retrace(env_id):

@@ -234,13 +234,26 @@ def test_overcooked_visualizer_and_v2_log_wrapper_paths(tmp_path):
     from jaxmarl.viz.overcooked_visualizer import OvercookedVisualizer
     from jaxmarl.wrappers.baselines import OvercookedV2LogWrapper
 
-    env = jaxmarl.make("overcooked")
+    env = jaxmarl.make("overcooked", layout="counter_circuit")
     _, state = env.reset(jax.random.PRNGKey(0))
     path = tmp_path / "episode.gif"
     OvercookedVisualizer(env).animate([state, state], agent_view_size=5, filename=str(path))
     assert path.stat().st_size > 0
-    with pytest.raises(ValueError, match=r"needs the env \(OvercookedVisualizer\(env\)"):
-        OvercookedVisualizer().animate([state], agent_view_size=5, filename=str(path))
+    # As JaxMARL's scripts call it, without the env: the state carries its kitchen, through jit
+    # and vmap.
+    _, states = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.PRNGKey(1), 2))
+    one = jax.tree.map(lambda x: x[1], states)
+    np.testing.assert_array_equal(
+        OvercookedVisualizer().render(5, one), OvercookedVisualizer(env).render(5, one)
+    )
+    OvercookedVisualizer().animate([one, one], agent_view_size=5, filename=str(path))
+    custom = jaxmarl.make("overcooked", layout="XPXX\nO1 X\nX 2D\nXSXX")
+    _, custom_state = custom.reset(jax.random.PRNGKey(0))
+    frame = OvercookedVisualizer().render(5, custom_state)
+    np.testing.assert_array_equal(frame, OvercookedVisualizer(custom).render(5, custom_state))
+    assert frame.shape != OvercookedVisualizer().render(5, one).shape
+    with pytest.raises(ValueError, match="carries no layout"):
+        OvercookedVisualizer().render(5, one.replace(layout_text=""))
     v2 = OvercookedV2LogWrapper(jaxmarl.make("overcooked_v2"), replace_info=False)
     obs, state = v2.reset(jax.random.PRNGKey(0))
     actions = {agent: jnp.int32(4) for agent in v2.agents}

@@ -47,6 +47,9 @@ class OvercookedState:
             (20: ready). The soup's cook time remaining is ``20 - pot_tick``.
         step: ``[]`` int32 steps taken in the episode.
         done: ``[]`` bool, whether the episode has ended.
+        layout_text: the kitchen as ASCII text (``Layout.to_text()``). Static: part of the
+            pytree's structure, not an array, so it costs nothing per env; it lets a state be
+            drawn without its env (JaxMARL's ``OvercookedVisualizer()``).
     """
 
     agent_pos: jax.Array
@@ -57,6 +60,7 @@ class OvercookedState:
     pot_tick: jax.Array
     step: jax.Array
     done: jax.Array
+    layout_text: str = struct.field(pytree_node=False, default="")
 
 
 class Overcooked(MultiAgentEnv):
@@ -184,6 +188,7 @@ class Overcooked(MultiAgentEnv):
             pot_tick=jnp.full((num_pots,), -1, jnp.int32),
             step=jnp.int32(0),
             done=jnp.bool_(False),
+            layout_text=self.layout.to_text(),
         )
 
     def _random_pots(self, key: jax.Array) -> dict[str, jax.Array]:

@@ -14,6 +14,7 @@ a batch first: ``jax.tree.map(lambda x: x[i], states)``).
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from jaxmarl.render import host_frames
 
-from .layouts import COUNTER, DISH_PILE, FLOOR, ONION_PILE, POT, SERVE
+from .layouts import COUNTER, DISH_PILE, FLOOR, ONION_PILE, POT, SERVE, Layout, parse_layout
 from .overcooked import COOK_TIME, DIRECTIONS, DISH, ONION, SOUP
 
 __all__ = ["render_frame", "save_gif"]
@@ -63,7 +64,8 @@ def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
     """``[H, W, 3]`` uint8 picture of one state.
 
     Args:
-        env: the ``Overcooked`` env (its layout gives the tiles).
+        env: the ``Overcooked`` env (its layout gives the tiles), or ``None``: the layout the
+            state carries (``state.layout_text``).
         state: one ``OvercookedState`` (not a batch).
         scale: pixels per cell are ``32 * scale``.
     """
@@ -73,12 +75,12 @@ def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
             f"expected the state of one environment (agent_pos [2, 2]), got agent_pos of "
             f"shape {state.agent_pos.shape}; index the batch first"
         )
-    env = getattr(env, "unwrapped", env)
+    layout = _layout(env, state)
     cell = _CELL * int(scale)
-    grid = env.layout.grid
+    grid = layout.grid
     height, width = grid.shape
     frame = np.zeros((height * cell, width * cell, 3), np.uint8)
-    pots = {tuple(int(v) for v in xy): k for k, xy in enumerate(env.layout.cells(POT))}
+    pots = {tuple(int(v) for v in xy): k for k, xy in enumerate(layout.cells(POT))}
     for y in range(height):
         for x in range(width):
             patch = frame[y * cell : (y + 1) * cell, x * cell : (x + 1) * cell]
@@ -105,6 +107,23 @@ def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
         _disc(patch, centre + dy * cell * 0.3, centre + dx * cell * 0.3, cell / 10, (0, 0, 0))
         _item(patch, int(state.agent_inv[i]), cell)
     return frame
+
+
+def _layout(env: Any, state: Any) -> Layout:
+    """The env's layout, else the one the state carries."""
+    if env is not None:
+        return getattr(env, "unwrapped", env).layout
+    if not state.layout_text:
+        raise ValueError(
+            "this Overcooked state carries no layout (it was not made by the env); "
+            "pass the env to draw it"
+        )
+    return _parsed(state.layout_text)
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed(text: str) -> Layout:
+    return parse_layout(text)
 
 
 def save_gif(env: Any, states: Any, path: Any, *, fps: float = 4.0, scale: int = 2) -> None:

@@ -3,14 +3,13 @@ Overcooked renderer (``jaxmarl.envs.overcooked.render``).
 
 JaxMARL's Overcooked scripts import it at the top and animate an episode at the end::
 
-    viz = OvercookedVisualizer(env)                  # JaxMARL: OvercookedVisualizer()
+    viz = OvercookedVisualizer()
     viz.animate(state_seq, agent_view_size=5, filename="episode.gif")
 
-The difference: here the env goes to the constructor (or to ``animate``). JaxMARL's state
-carries the layout (walls, pots, counters) and its visualiser draws from the state alone; this
-project's state leaves the static layout in the env. Without an env ``animate`` and ``render``
-raise an error that says so. ``agent_view_size`` (JaxMARL's highlight of what the agents see)
-is accepted and not drawn: v1 agents see the whole grid.
+The states carry their kitchen (``OvercookedState.layout_text``, static), so no env is needed;
+``OvercookedVisualizer(env)`` draws with the env's layout instead. ``agent_view_size``
+(JaxMARL's highlight of what the agents see) is accepted and not drawn: v1 agents see the
+whole grid.
 """
 
 from __future__ import annotations
@@ -29,22 +28,12 @@ class OvercookedVisualizer:
     def __init__(self, env: Any = None):
         self.env = env
 
-    def _env(self, env: Any) -> Any:
-        env = self.env if env is None else env
-        if env is None:
-            raise ValueError(
-                "OvercookedVisualizer needs the env (OvercookedVisualizer(env) or "
-                "animate(..., env=env)): this project's Overcooked state leaves the layout in "
-                "the env, where JaxMARL's state carries it"
-            )
-        return env
-
     def render(self, agent_view_size: Any, state: Any, env: Any = None, **_: Any) -> np.ndarray:
         """One state as an ``[H, W, 3]`` uint8 picture (JaxMARL opens a window; this returns
         the picture)."""
         from jaxmarl.envs.overcooked.render import render_frame
 
-        return render_frame(self._env(env), state)
+        return render_frame(self.env if env is None else env, state)
 
     def animate(
         self,
@@ -56,4 +45,4 @@ class OvercookedVisualizer:
         """Write one episode's states (a list, or stacked ``[T, ...]``) as a GIF."""
         from jaxmarl.envs.overcooked.render import save_gif
 
-        save_gif(self._env(env), state_seq, filename)
+        save_gif(self.env if env is None else env, state_seq, filename)
