@@ -12,7 +12,7 @@ Sizes are cut to 4 envs so that compiling dominates; nothing is measured.
 Usage::
 
     python benchmarks/jaxmarl_scripts_here.py --jaxmarl /path/to/JaxMARL \\
-        --peer /tmp/peer/bin/python --jobs 3 --md benchmarks/results/jaxmarl_scripts_here.md
+        --peer /tmp/peer/bin/python --main --jobs 3 --md benchmarks/results/jaxmarl_scripts_here.md
 
 The Q-learning scripts import ``flashbax`` (``pip install "jaxmarl[jaxmarl-scripts]"`` here; in
 the peer's venv ``pip install flashbax distrax``).
@@ -76,14 +76,22 @@ Q_SCRIPTS = [
 OPTIONS = {"overrides": {"NUM_ENVS": 4, "NUM_STEPS": 16, "NUM_MINIBATCHES": 2}, "seed": 0}
 TOTAL_STEPS = 2 * 4 * 16  # two updates of a single-agent count; more agents: fewer updates
 
-# After the prelude: one jitted training run of one seed. MABrax's make_train also takes the
-# key its networks are initialised with.
+# After the prelude: one jitted training run of one seed (MABrax's make_train also takes the
+# key its networks are initialised with), or with "main" in the options the script's main().
 _TRAIN = r"""
 import inspect
 key = jax.random.PRNGKey(0)
-takes_key = len(inspect.signature(peer.make_train).parameters) > 1
-train = peer.make_train(config, key) if takes_key else peer.make_train(config)
-jax.block_until_ready(jax.jit(train)(key))
+if options.get("main"):
+    # The whole script: main() trains, then plots, animates or saves as the script does. The
+    # Overcooked mains look the layout up by name themselves.
+    layout = yaml.safe_load(open(config_path)).get("ENV_KWARGS", {}).get("layout")
+    if isinstance(layout, str):
+        config["ENV_KWARGS"]["layout"] = layout
+    peer.main(config)
+else:
+    takes_key = len(inspect.signature(peer.make_train).parameters) > 1
+    train = peer.make_train(config, key) if takes_key else peer.make_train(config)
+    jax.block_until_ready(jax.jit(train)(key))
 print("TRAINED")
 """
 RUNNER = PEER_PRELUDE + _TRAIN
@@ -98,10 +106,15 @@ def _stub(name, **attrs):
     module = types.ModuleType(name)
     module.__dict__.update(attrs)
     sys.modules[name] = module
-_stub("wandb", log=lambda *a, **k: None, init=lambda *a, **k: None)
+class _Null:  # whatever a script calls on wandb (init, log, run, Table, plot.line, Artifact)
+    project, name, id = "project", "run", "run"  # its save folders are named by the run
+    def __call__(self, *a, **k): return self
+    def __getattr__(self, name): return self
+_stub("wandb", __getattr__=lambda n: _Null())
 _stub("hydra", main=lambda *a, **k: (lambda f: f))
 _stub("omegaconf", OmegaConf=types.SimpleNamespace(
-    to_container=lambda c, **k: c, to_yaml=lambda c: str(c)))
+    to_container=lambda c, **k: c, to_yaml=lambda c: str(c),
+    save=lambda c, path: open(path, "w").write(str(c))))
 spec = importlib.util.spec_from_file_location("q_script", script)
 q = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(q)
@@ -115,8 +128,13 @@ for k, v in config.items():
 config.update(NUM_ENVS=4, NUM_STEPS=8, TOTAL_TIMESTEPS=96, TEST_DURING_TRAINING=False,
               NUM_MINIBATCHES=2, BUFFER_SIZE=64, BUFFER_BATCH_SIZE=4, LEARNING_STARTS=0,
               NUM_SEEDS=1, SEED=0, WANDB_MODE="disabled")
-env, _ = q.env_from_config(copy.deepcopy(config))
-jax.block_until_ready(jax.jit(q.make_train(config, env))(jax.random.PRNGKey(0)))
+if sys.argv[3:] == ["main"]:  # the whole script: main() trains, then saves its parameters
+    base = yaml.safe_load(open(__import__("pathlib").Path(config_path).parents[1] / "config.yaml"))
+    base.update(HYP_TUNE=False, SAVE_PATH="models", WANDB_MODE="disabled")
+    q.main({**base, "alg": config})
+else:
+    env, _ = q.env_from_config(copy.deepcopy(config))
+    jax.block_until_ready(jax.jit(q.make_train(config, env))(jax.random.PRNGKey(0)))
 print("TRAINED")
 """
 
@@ -127,19 +145,22 @@ def run_script(
     python: str = sys.executable,
     timeout: float = 900,
     q_learning: bool = False,
+    whole: bool = False,
 ):
     """``(trained, detail)``: whether the script trained, else the last line of its error.
-    ``q_learning``: a script of JaxMARL's ``QLearning`` folder (``make_train(config, env)``)."""
+    ``q_learning``: a script of JaxMARL's ``QLearning`` folder (``make_train(config, env)``).
+    ``whole``: run its ``main()`` (what it does after training too), in a temporary folder."""
     with tempfile.TemporaryDirectory() as tmp:
         runner = Path(tmp) / "runner.py"
         runner.write_text(Q_RUNNER if q_learning else RUNNER)
         argv = [python, "-I", str(runner)]
         if q_learning:
-            argv += [str(script), str(config)]
+            argv += [str(script), str(config)] + (["main"] if whole else [])
         else:
-            argv += ["ippo", str(script), str(config), str(TOTAL_STEPS), "1", json.dumps(OPTIONS)]
+            options = {**OPTIONS, "main": True} if whole else OPTIONS
+            argv += ["ippo", str(script), str(config), str(TOTAL_STEPS), "1", json.dumps(options)]
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=tmp)
         except subprocess.TimeoutExpired:
             return False, f"did not finish in {timeout:.0f} s"
     if "TRAINED" in done.stdout.splitlines():
@@ -160,6 +181,12 @@ def main(argv=None) -> int:
         help="also run each script with this Python (a venv with jaxmarl==0.2.0): whether "
         "it trains with JaxMARL itself",
     )
+    parser.add_argument(
+        "--main",
+        action="store_true",
+        help="also run each script's main() (training, then its plots, GIFs or saved "
+        "parameters) in a temporary folder",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="scripts run at once")
     parser.add_argument("--md", type=Path, help="write the table here too")
     args = parser.parse_args(argv)
@@ -169,41 +196,49 @@ def main(argv=None) -> int:
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     jobs = [(s, c, False) for s, c in SCRIPTS] + [(s, c, True) for s, c in Q_SCRIPTS]
-    pythons = [sys.executable] + ([args.peer] if args.peer else [])
+    # (python, whole, column title): training alone, then main(), here and under JaxMARL.
+    sides = [(sys.executable, "here"), *([(args.peer, "with JaxMARL 0.2.0")] if args.peer else [])]
+    modes = [(False, "trains"), *([(True, "main() runs")] if args.main else [])]
+    columns = [(python, whole, f"{what} {side}") for python, side in sides for whole, what in modes]
 
     def run(job):
-        script, config, q_learning, python = job
+        script, config, q_learning, (python, whole, title) = job
         start = time.perf_counter()
-        result = run_script(baselines / script, baselines / config, python, q_learning=q_learning)
-        side = "JaxMARL" if python != sys.executable else "here"
-        outcome = "trained" if result[0] else result[1]
-        print(f"{script} ({side}): {outcome} ({time.perf_counter() - start:.0f} s)", flush=True)
+        result = run_script(
+            baselines / script, baselines / config, python, q_learning=q_learning, whole=whole
+        )
+        outcome = "yes" if result[0] else result[1]
+        print(f"{script} ({title}): {outcome} ({time.perf_counter() - start:.0f} s)", flush=True)
         return result
 
-    runs = [(s, c, q, python) for s, c, q in jobs for python in pythons]
+    runs = [(s, c, q, column) for s, c, q in jobs for column in columns]
     with ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(run, runs))
-    header = "| script | config | trains here | error here |"
-    rule = "|---|---|---|---|"
-    if args.peer:
-        header += " trains with JaxMARL 0.2.0 | error with JaxMARL |"
-        rule += "---|---|"
-    rows = [header, rule]
+    rows = [
+        "| script | config | " + " | ".join(title for *_, title in columns) + " | errors |",
+        "|---|---|" + "---|" * len(columns) + "---|",
+    ]
     for i, (script, config, _) in enumerate(jobs):
-        row = f"| `{script}` | `{Path(config).stem}` |"
-        for trained, detail in results[i * len(pythons) : (i + 1) * len(pythons)]:
-            row += f" {'yes' if trained else 'no'} | {detail.replace('|', '/')} |"
-        rows.append(row)
+        cells = results[i * len(columns) : (i + 1) * len(columns)]
+        errors = "; ".join(
+            f"{title}: {detail}" for (*_, title), (ok, detail) in zip(columns, cells) if not ok
+        )
+        rows.append(
+            f"| `{script}` | `{Path(config).stem}` | "
+            + " | ".join("yes" if ok else "no" for ok, _ in cells)
+            + f" | {errors.replace('|', '/')} |"
+        )
     table = "\n".join(rows)
     print(table)
     if args.md:
-        peer = " and, with `--peer`, under JaxMARL 0.2.0 itself" if args.peer else ""
+        peer = " and under JaxMARL 0.2.0 itself" if args.peer else ""
+        whole = ", then (`--main`) its whole `main()` in a temporary folder" if args.main else ""
         header = (
             "# JaxMARL's baseline scripts, run against this package\n\n"
             f"`benchmarks/jaxmarl_scripts_here.py` on {time.strftime('%Y-%m-%d')}: ours at "
             f"{_commit(Path(__file__).resolve().parents[1])}, JaxMARL's scripts at "
             f"{_commit(args.jaxmarl)}. Each script trains a few updates of 4 envs "
-            f"in its own process under this package{peer} (hydra, omegaconf and wandb "
+            f"in its own process under this package{peer}{whole} (hydra, omegaconf and wandb "
             "stubbed); `docs/coming_from_jaxmarl.md` says why the ones that do not train fail.\n\n"
         )
         args.md.write_text(header + table + "\n")
