@@ -117,10 +117,21 @@ def test_jaxmarl_scripts_runner_trains_a_jaxmarl_style_script(tmp_path):
         "        return jax.tree.map(lambda x: x.reshape((-1,)), out[4])\n"
         "    config['NUM_UPDATES'] = 1\n"
         "    return train\n"
+        "def main(config):\n"  # what the mains do after training, with wandb stubbed
+        "    run = wandb.init(project='p')\n"
+        "    jax.block_until_ready(make_train(config)(jax.random.PRNGKey(0)))\n"
+        "    table = wandb.Table(data=[[0, 1.0]], columns=['updates', 'returns'])\n"
+        "    wandb.log({'plot': wandb.plot.line(table, 'updates', 'returns')})\n"
+        "    assert config['SEED'] == 0, 'main saw another config'\n"
+        "    open(f'{run.project}-{run.name}.txt', 'w').write('saved')\n"
     )
     config = tmp_path / "config.yaml"
     config.write_text("ENV_NAME: MPE_simple_spread_v3\nNUM_ENVS: 8\nSEED: 0\n")
     assert here.run_script(script, config) == (True, "")
+    assert here.run_script(script, config, whole=True) == (True, "")
     config.write_text("ENV_NAME: MPE_no_such_env_v0\nNUM_ENVS: 8\nSEED: 0\n")
     trained, detail = here.run_script(script, config)
     assert not trained and "MPE_no_such_env_v0" in detail
+    config.write_text("ENV_NAME: MPE_simple_spread_v3\nNUM_ENVS: 8\nSEED: 1\n")
+    ran, detail = here.run_script(script, config, whole=True)
+    assert not ran and "main saw another config" in detail
