@@ -21,6 +21,10 @@ JaxMARL's baseline scripts import their wrappers from here::
   ``obs["__all__"]`` and the team reward ``rewards["__all__"]``.
 * ``save_params`` / ``load_params`` write and read flat safetensors files as JaxMARL's do (they
   need the ``safetensors`` package).
+
+Every wrapper here sees the env in JaxMARL's form where that differs from the contract
+(``_JaxMARLForm``): SMAX observations carry ``obs["world_state"]``, and Hanabi's observation
+shape is the int ``658``.
 """
 
 from __future__ import annotations
