@@ -86,7 +86,7 @@ def test_mpe_tutorial_snippet(tmp_path):
 def test_smax_tutorial_snippet(tmp_path):
     from jaxmarl import make
     from jaxmarl.environments.smax import map_name_to_scenario
-    from jaxmarl.viz import SMAXVisualizer
+    from jaxmarl.viz.visualizer import SMAXVisualizer  # JaxMARL's smax_introduction.py path
     from jaxmarl.wrappers.baselines import SMAXLogWrapper
 
     scenario = map_name_to_scenario("3m")
@@ -228,6 +228,28 @@ def test_baseline_script_step_pattern_runs_unchanged():
     scalar = {agent: a[:, 0] for agent, a in actions.items()}
     _, _, same_rewards, _, _ = jax.vmap(env.step)(keys, state, scalar)
     chex.assert_trees_all_equal(rewards, same_rewards)
+
+
+def test_overcooked_tutorial_snippet():
+    # JaxMARL's overcooked_introduction.py: the layout from its table, random actions, and each
+    # state drawn by a visualiser built without the env, at the env's agent_view_size.
+    from jaxmarl import make
+    from jaxmarl.environments.overcooked import overcooked_layouts
+    from jaxmarl.viz.overcooked_visualizer import OvercookedVisualizer
+
+    env = make("overcooked", layout=overcooked_layouts["cramped_room"], max_steps=3)
+    key = jax.random.PRNGKey(0)
+    obs, state = env.reset(key)
+    frames = []
+    viz = OvercookedVisualizer()
+    for _ in range(3):
+        key, key_s, key_a = jax.random.split(key, 3)
+        key_a = jax.random.split(key_a, env.num_agents)
+        actions = {a: env.action_space(a).sample(key_a[i]) for i, a in enumerate(env.agents)}
+        obs, state, rewards, dones, infos = env.step(key_s, state, actions)
+        frames.append(viz.render(env.agent_view_size, state, highlight=False))
+    assert env.agent_view_size == 5
+    assert all(frame.shape == frames[0].shape and frame.dtype == np.uint8 for frame in frames)
 
 
 def test_overcooked_visualizer_and_v2_log_wrapper_paths(tmp_path):

@@ -133,6 +133,9 @@ class Overcooked(MultiAgentEnv):
         self.random_reset = bool(random_reset)
         self.random_agent_positions = bool(random_agent_positions)
         self.height, self.width = self.layout.height, self.layout.width
+        # JaxMARL's attribute, which its scripts pass to OvercookedVisualizer; v1 agents see
+        # the whole grid, so it changes no observation.
+        self.agent_view_size = 5
         grid = self.layout.grid
         self._grid = grid
         self._pot_cells = self.layout.cells(POT)
