@@ -52,9 +52,46 @@ def test_unknown_path_is_a_module_not_found_error():
         importlib.import_module("jaxmarl.environments.no_such_family")
 
 
+def test_registration_module_path():
+    from jaxmarl.registration import SUBMODULE_ENVIRONMENTS, MultiAgentEnv, make, registered_envs
+
+    assert make is jaxmarl.make and MultiAgentEnv is environments.MultiAgentEnv
+    assert registered_envs == jaxmarl.registered_envs and "overcooked" in registered_envs
+    assert SUBMODULE_ENVIRONMENTS is False
+
+
+def test_jaxnav_docs_visualizer_snippet(tmp_path):
+    # JaxMARL's JaxNav docs, unchanged apart from the episode length and the GIF path.
+    from jaxmarl.environments.jaxnav.jaxnav_env import JaxNav
+    from jaxmarl.environments.jaxnav.jaxnav_viz import JaxNavVisualizer
+
+    env = JaxNav(num_agents=4)
+    rng = jax.random.PRNGKey(0)
+    rng, _rng = jax.random.split(rng)
+    obs, env_state = env.reset(_rng)
+    obs_list, env_state_list = [obs], [env_state]
+    for _ in range(2):
+        rng, act_rng, step_rng = jax.random.split(rng, 3)
+        act_rngs = jax.random.split(act_rng, env.num_agents)
+        actions = {
+            a: env.action_space(a).sample(act_rngs[i])
+            for i, a in enumerate(env.action_spaces.keys())
+        }
+        obs, env_state, _, _, _ = env.step(step_rng, env_state, actions)
+        obs_list.append(obs)
+        env_state_list.append(env_state)
+    viz = JaxNavVisualizer(env, obs_list, env_state_list)
+    viz.animate(str(tmp_path / "test.gif"))
+    import imageio.v2 as imageio
+
+    frames = imageio.mimread(tmp_path / "test.gif")
+    assert len(frames) == 3 and not np.array_equal(frames[0], frames[-1])
+
+
 def test_importing_the_compat_paths_loads_no_family():
     code = (
-        "import sys, jaxmarl.environments, jaxmarl.wrappers.baselines, jaxmarl.viz;"
+        "import sys, jaxmarl.environments, jaxmarl.wrappers.baselines, jaxmarl.viz,"
+        " jaxmarl.registration;"
         "print([m for m in sys.modules if m.startswith('jaxmarl.envs.')])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
