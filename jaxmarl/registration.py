@@ -11,7 +11,9 @@ from jaxmarl.env import MultiAgentEnv
 from jaxmarl.environments import SUBMODULE_ENVIRONMENTS
 from jaxmarl.registry import make
 
-__all__ = ["SUBMODULE_ENVIRONMENTS", "MultiAgentEnv", "make", "registered_envs"]
+# ``registered_envs`` comes from ``__getattr__`` (``from jaxmarl.registration import
+# registered_envs`` works; a star import leaves it out).
+__all__ = ["SUBMODULE_ENVIRONMENTS", "MultiAgentEnv", "make"]
 
 
 def __getattr__(name: str) -> Any:
