@@ -52,6 +52,18 @@ def test_unknown_path_is_a_module_not_found_error():
         importlib.import_module("jaxmarl.environments.no_such_family")
 
 
+def test_mpe_default_params_module_path():
+    # JaxMARL's MPE tests pick the action type so.
+    from jaxmarl.environments.mpe.default_params import CONTINUOUS_ACT, DISCRETE_ACT, MAX_STEPS
+
+    continuous = jaxmarl.make("MPE_simple_v3", action_type=CONTINUOUS_ACT)
+    discrete = jaxmarl.make("MPE_simple_v3", action_type=DISCRETE_ACT)
+    agent = continuous.agents[0]
+    assert continuous.action_space(agent).shape == (5,)
+    assert discrete.action_space(agent).n == 5
+    assert continuous.max_steps == MAX_STEPS == 25
+
+
 def test_registration_module_path():
     from jaxmarl.registration import SUBMODULE_ENVIRONMENTS, MultiAgentEnv, make, registered_envs
 
