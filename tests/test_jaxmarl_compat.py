@@ -301,6 +301,30 @@ def test_overcooked_tutorial_snippet():
     assert all(frame.shape == frames[0].shape and frame.dtype == np.uint8 for frame in frames)
 
 
+def test_overcooked_v2_visualizer_draws_stacked_states_without_the_env(tmp_path):
+    from jaxmarl.envs.overcooked.v2.render import render_frame
+    from jaxmarl.viz.overcooked_v2_visualizer import OvercookedV2Visualizer
+
+    env = jaxmarl.make("overcooked_v2", layout="two_rooms")
+    assert env.num_ingredients == 2  # not the default 1: the state must tell the renderer
+    _, state = env.reset(jax.random.PRNGKey(0))
+    step = jax.jit(env.step)
+    states = [state]
+    for i in range(3):
+        actions = {a: jnp.int32((i + k) % 6) for k, a in enumerate(env.agents)}
+        _, state, *_ = step(jax.random.PRNGKey(i), state, actions)
+        states.append(state)
+    stacked = jax.tree.map(lambda *x: jnp.stack(x), *states)
+    viz = OvercookedV2Visualizer()
+    frames = viz.render_sequence(stacked, agent_view_size=2)
+    assert frames.shape[0] == 4 and frames.dtype == np.uint8
+    for frame, state in zip(frames, states):
+        np.testing.assert_array_equal(frame, render_frame(env, state))
+    np.testing.assert_array_equal(viz.render(states[0]), frames[0])
+    viz.animate(stacked, filename=str(tmp_path / "v2.gif"), agent_view_size=2)
+    assert (tmp_path / "v2.gif").stat().st_size > 0
+
+
 def test_overcooked_visualizer_and_v2_log_wrapper_paths(tmp_path):
     from jaxmarl.viz.overcooked_visualizer import OvercookedVisualizer
     from jaxmarl.wrappers.baselines import OvercookedV2LogWrapper

@@ -67,7 +67,8 @@ def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
     """``[H, W, 3]`` uint8 picture of one state.
 
     Args:
-        env: the ``OvercookedV2`` env (for its number of ingredients).
+        env: the ``OvercookedV2`` env (for its number of ingredients), or ``None``: the state's
+            ``ingredient_permutations`` give that number.
         state: one ``OvercookedV2State`` (not a batch).
         scale: pixels per cell are ``32 * scale``.
     """
@@ -78,7 +79,7 @@ def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
             f"expected the state of one environment (grid [H, W, 3]), got grid of shape "
             f"{grid.shape}; index the batch first"
         )
-    n = int(env.num_ingredients)
+    n = int(state.ingredient_permutations.shape[-1] if env is None else env.num_ingredients)
     cell = _CELL * int(scale)
     height, width = grid.shape[:2]
     frame = np.empty((height * cell, width * cell, 3), np.uint8)
