@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ppo_vs_jaxmarl import PEER_PRELUDE  # noqa: E402
+from ppo_vs_jaxmarl import PEER_PRELUDE, SCRIPT_STUBS  # noqa: E402
 
 # (script, config) under the checkout's baselines/ folder.
 SCRIPTS = [
@@ -96,25 +96,16 @@ print("TRAINED")
 """
 RUNNER = PEER_PRELUDE + _TRAIN
 
-# The Q scripts: the same stubs (their OmegaConf also prints the config), the YAML cut to a
-# few small updates without their test episodes.
-Q_RUNNER = r"""
+# The Q scripts: the same stubs (SCRIPT_STUBS), the YAML cut to a few small updates without
+# their test episodes.
+Q_RUNNER = (
+    r"""
 import copy, importlib.util, sys, types, yaml, jax
 script, config_path = sys.argv[1:3]
 sys.path.insert(0, str(__import__("pathlib").Path(script).parent))  # as `python script.py` has it
-def _stub(name, **attrs):
-    module = types.ModuleType(name)
-    module.__dict__.update(attrs)
-    sys.modules[name] = module
-class _Null:  # whatever a script calls on wandb (init, log, run, Table, plot.line, Artifact)
-    project, name, id = "project", "run", "run"  # its save folders are named by the run
-    def __call__(self, *a, **k): return self
-    def __getattr__(self, name): return self
-_stub("wandb", __getattr__=lambda n: _Null())
-_stub("hydra", main=lambda *a, **k: (lambda f: f))
-_stub("omegaconf", OmegaConf=types.SimpleNamespace(
-    to_container=lambda c, **k: c, to_yaml=lambda c: str(c),
-    save=lambda c, path: open(path, "w").write(str(c))))
+"""
+    + SCRIPT_STUBS
+    + r"""
 spec = importlib.util.spec_from_file_location("q_script", script)
 q = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(q)
@@ -137,6 +128,7 @@ else:
     jax.block_until_ready(jax.jit(q.make_train(config, env))(jax.random.PRNGKey(0)))
 print("TRAINED")
 """
+)
 
 
 def run_script(

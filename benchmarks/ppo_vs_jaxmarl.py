@@ -105,21 +105,10 @@ ALGS = {
     },
 }
 
-# Runs under the peer interpreter; imports JaxMARL's script from the fetched folder and reads
-# its YAML with TOTAL_TIMESTEPS and NUM_SEEDS overridden (shared with jaxnav_ippo_vs_jaxmarl.py).
-PEER_PRELUDE = r"""
-import importlib.util, json, sys, time, types
-
-alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
-total_steps, num_seeds = int(total_steps), int(num_seeds)
-# Optional 7th argument, JSON: {"overrides": {KEY: value} applied over the YAML,
-# "vmap_seeds": bool (default: alg == "ippo"), "extra_path": a folder put first on sys.path,
-# "seed": replaces the YAML's SEED}.
-options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
-if options.get("extra_path"):
-    sys.path.insert(0, options["extra_path"])
-seed = options.get("seed")  # for a YAML without SEED
-
+# Stand-ins for the packages JaxMARL's scripts import but a run does not need (wandb, hydra,
+# OmegaConf), installed into sys.modules before a script is loaded. Needs ``sys`` and ``types``;
+# wandb.log's metrics collect in ``logged``. Shared with jaxmarl_scripts_here.py's Q runner.
+SCRIPT_STUBS = r"""
 logged = []
 def _stub(name, **attrs):
     module = types.ModuleType(name)
@@ -133,7 +122,29 @@ class _Null:  # whatever else a script's main calls on wandb (run, Table, plot.l
     def __getattr__(self, name): return self
 _stub("wandb", log=lambda metric, *a, **k: logged.append(metric), __getattr__=lambda n: _Null())
 _stub("hydra", main=lambda *a, **k: (lambda f: f))
-_stub("omegaconf", OmegaConf=types.SimpleNamespace(to_container=lambda c: c))
+_stub("omegaconf", OmegaConf=types.SimpleNamespace(
+    to_container=lambda c, **k: c, to_yaml=lambda c: str(c),
+    save=lambda c, path: open(path, "w").write(str(c))))
+"""
+
+# Runs under the peer interpreter; imports JaxMARL's script from the fetched folder and reads
+# its YAML with TOTAL_TIMESTEPS and NUM_SEEDS overridden (shared with jaxnav_ippo_vs_jaxmarl.py).
+PEER_PRELUDE = (
+    r"""
+import importlib.util, json, sys, time, types
+
+alg, script, config_path, total_steps, num_seeds = sys.argv[1:6]
+total_steps, num_seeds = int(total_steps), int(num_seeds)
+# Optional 7th argument, JSON: {"overrides": {KEY: value} applied over the YAML,
+# "vmap_seeds": bool (default: alg == "ippo"), "extra_path": a folder put first on sys.path,
+# "seed": replaces the YAML's SEED}.
+options = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
+if options.get("extra_path"):
+    sys.path.insert(0, options["extra_path"])
+seed = options.get("seed")  # for a YAML without SEED
+"""
+    + SCRIPT_STUBS
+    + r"""
 try:
     import matplotlib.pyplot  # noqa: F401
 except ImportError:
@@ -162,6 +173,7 @@ if config.get("ENV_NAME") == "overcooked" and isinstance(env_kwargs.get("layout"
     from jaxmarl.environments.overcooked import overcooked_layouts
     env_kwargs["layout"] = overcooked_layouts[env_kwargs["layout"]]
 """
+)
 
 _PEER_TRAIN = r"""
 train = peer.make_train(config)

@@ -35,10 +35,9 @@ class OvercookedV2Visualizer:
 
     def render_sequence(self, state_seq: Sequence[Any] | Any, agent_view_size: Any = None):
         """``[T, H, W, 3]`` uint8 pictures of one episode's states."""
-        from jaxmarl.envs.overcooked.v2.render import render_frame
-        from jaxmarl.render import host_frames
+        from jaxmarl.envs.overcooked.v2.render import render_frames
 
-        return np.stack([render_frame(None, s) for s in host_frames(state_seq, "grid", 3)])
+        return np.stack(render_frames(None, state_seq))
 
     def animate(
         self,

@@ -27,7 +27,7 @@ import numpy as np
 from jaxmarl.envs.overcooked.v2 import layouts as L
 from jaxmarl.render import host_frames
 
-__all__ = ["render_frame", "save_gif"]
+__all__ = ["render_frame", "render_frames", "save_gif"]
 
 _CELL = 32  # pixels per cell at scale 1
 _FLOOR = (235, 230, 215)
@@ -99,11 +99,16 @@ def render_frame(env: Any, state: Any, *, scale: int = 2) -> np.ndarray:
     return frame
 
 
+def render_frames(env: Any, states: Any, *, scale: int = 2) -> list[np.ndarray]:
+    """The pictures of one episode's states (stacked ``[T, ...]`` or a list)."""
+    return [render_frame(env, state, scale=scale) for state in host_frames(states, "grid", 3)]
+
+
 def save_gif(env: Any, states: Any, path: Any, *, fps: float = 4.0, scale: int = 2) -> None:
     """Write the states of one episode (stacked ``[T, ...]`` or a list) to a GIF."""
     import imageio.v2 as imageio
 
-    frames = [render_frame(env, state, scale=scale) for state in host_frames(states, "grid", 3)]
+    frames = render_frames(env, states, scale=scale)
     imageio.mimsave(os.fspath(path), frames, duration=1000.0 / fps, loop=0)
 
 
