@@ -31,7 +31,9 @@ It writes ``evaluation/cross_play_step_N.json`` and, with matplotlib, a heatmap 
 
 ``--partner RUN_DIR`` takes the column seeds from another run on the same env, of any learner
 (IPPO's seeds with MAPPO's, or with a Q-learner's): ``evaluation/cross_play_step_N_vs_<partner
-directory name>_step_M.json``, every cell cross-play.
+directory name>_step_M.json``, every cell cross-play. ``--obl-partner WEIGHTS...`` takes
+them from OBL's pretrained Hanabi agents instead (one column per weight file;
+``envs/hanabi/README.md``).
 
 User errors (no such run directory, no checkpoint, a bad flag) exit with status 2 and one line.
 """
@@ -55,7 +57,7 @@ from jaxmarl.config import ConfigError, config_from_file
 from jaxmarl.env import MultiAgentEnv
 from jaxmarl.training.learner import Learner, evaluate, greedy_episodes
 
-__all__ = ["CrossPlay", "GreedyPolicy", "TrainedRun", "cross_play", "load_run", "main"]
+__all__ = ["CrossPlay", "GreedyPolicy", "Partner", "TrainedRun", "cross_play", "load_run", "main"]
 
 
 class EvaluateError(ValueError):
@@ -128,6 +130,58 @@ class TrainedRun:
 
     def policy(self, seed: int = 0) -> GreedyPolicy:
         return GreedyPolicy(self.learner, self.seed_params(seed))
+
+    def as_partner(self) -> Partner:
+        """This run's seeds as the columns of another run's :func:`cross_play`."""
+        if self.learner.evaluate_tasks is not None:
+            raise EvaluateError(
+                f"cross-play needs single-task runs; {self.run_dir} trains several tasks"
+            )
+        return Partner(
+            name=f"{self.run_dir} ({self.alg}, step {self.step})",
+            label=self.alg,
+            env=_env_of(self),
+            batch=self.learner.env.batch,
+            greedy_policy=self.learner.greedy_policy,
+            initial_carry=self.learner.initial_carry,
+            params=self.params,
+            members=tuple(f"seed {i}" for i in range(self.num_seeds)),
+            file_tag=f"{self.run_dir.name}_step_{self.step}",
+            record={"run_dir": str(self.run_dir), "alg": self.alg, "step": self.step},
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Partner:
+    """Fixed greedy policies a run cross-plays with, other than its own seeds: another run's
+    seeds (:meth:`TrainedRun.as_partner`) or pretrained agents (Hanabi's OBL agents,
+    ``jaxmarl.envs.hanabi.pretrained.obl_partner``).
+
+    Attributes:
+        name: what the policies are, for messages and tables.
+        label: a short name for figure axes (an algorithm's name).
+        env: ``(env_id, sorted env_kwargs)`` of the env they play.
+        batch: how they stack the agents (``AgentBatch``: with or without agent ids).
+        greedy_policy: ``(params, carry, StepInput) -> (carry, action [B, A])``.
+        initial_carry: ``num_envs -> carry`` for ``greedy_policy``.
+        params: parameters with a leading ``[members]`` axis.
+        members: one name per member (the matrix's columns).
+        member_kind: what a member is, for labels (``"seed"``, ``"agent"``).
+        file_tag: names the result files (``cross_play_step_N_vs_<file_tag>``).
+        record: what the result JSON keeps of them.
+    """
+
+    name: str
+    label: str
+    env: tuple[str, tuple]
+    batch: Any
+    greedy_policy: Any
+    initial_carry: Any
+    params: Any
+    members: tuple[str, ...]
+    file_tag: str
+    record: dict
+    member_kind: str = "seed"
 
 
 def load_run(run_dir: str | Path, *, step: int | None = None, best: bool = False) -> TrainedRun:
@@ -223,15 +277,16 @@ class CrossPlay:
         metrics: metric name -> ``[row seeds, column seeds]`` array; ``[i, j]`` is the mean
             over the pair's episodes with the row agents on seed ``i`` and the others on
             seed ``j`` (of the partner run, if there is one).
-        partner: the partner run's directory, or ``None`` when the columns are the run's own
-            seeds (then the diagonal is self-play).
+        partner: the partner run's directory, or the partner's name (``Partner.name``) when
+            it is not a run; ``None`` when the columns are the run's own seeds (then the
+            diagonal is self-play).
     """
 
     row_agents: tuple[str, ...]
     col_agents: tuple[str, ...]
     episodes: int
     metrics: dict[str, np.ndarray]
-    partner: Path | None = None
+    partner: Path | str | None = None
 
     @property
     def returns(self) -> np.ndarray:
@@ -254,7 +309,7 @@ def cross_play(
     episodes: int,
     seed: int = 0,
     row_agents: Sequence[str] | None = None,
-    partner: TrainedRun | None = None,
+    partner: TrainedRun | Partner | None = None,
 ) -> CrossPlay:
     """Every seed's ``row_agents`` (default: the env's first agent) with every seed's others.
 
@@ -263,35 +318,33 @@ def cross_play(
     (the same evaluation key), so the diagonal equals :func:`evaluate_run`'s result for one
     seed evaluated with that key.
 
-    With ``partner`` (another run on the same env, of any learner: IPPO against MAPPO, a
-    Q-learner, other hyperparameters) the other agents take the partner's seeds instead: the
-    matrix is ``[run's seeds, partner's seeds]``, and each policy gets its inputs as its own
-    learner builds them (with or without agent ids).
+    With ``partner`` the other agents take the partner's policies instead: another run on the
+    same env, of any learner (IPPO against MAPPO, a Q-learner, other hyperparameters), or
+    pretrained agents (a :class:`Partner`, e.g. Hanabi's OBL agents). The matrix is ``[run's
+    seeds, partner's members]``, and each policy gets its inputs as it was built to read them
+    (with or without agent ids).
 
     Raises:
         EvaluateError: fewer than two seeds (without a partner) or agents, unknown
-            ``row_agents`` or all of them, a multi-task run, a partner trained on another
-            env, or ``episodes < 1``; raised before anything compiles.
+            ``row_agents`` or all of them, a multi-task run, a partner for another env, or
+            ``episodes < 1``; raised before anything compiles.
     """
-    cols_run = run if partner is None else partner
-    for each in (run, cols_run):
-        if each.learner.evaluate_tasks is not None:
-            raise EvaluateError(
-                f"cross-play needs single-task runs; {each.run_dir} trains several tasks"
-            )
+    mine = run.as_partner()
+    cols = mine if partner is None else partner
+    if isinstance(cols, TrainedRun):
+        cols = cols.as_partner()
     agents = tuple(run.learner.env.batch.agents)
     if partner is None and run.num_seeds < 2:
         raise EvaluateError(
             f"cross-play pairs seeds, but {run.run_dir} has {run.num_seeds}; train with "
             f"run.num_seeds=2 or more, or give a partner run"
         )
-    if partner is not None:
-        mine, theirs = _env_of(run), _env_of(partner)
-        if mine != theirs:
-            raise EvaluateError(
-                f"the partner run {partner.run_dir} trained on {theirs[0]} {dict(theirs[1])}, "
-                f"this one on {mine[0]} {dict(mine[1])}; cross-play needs the same env"
-            )
+    if cols.env != mine.env:
+        theirs = cols.env
+        raise EvaluateError(
+            f"the partner {cols.name} plays {theirs[0]} {dict(theirs[1])}, this run trained on "
+            f"{mine.env[0]} {dict(mine.env[1])}; cross-play needs the same env"
+        )
     if len(agents) < 2:
         raise EvaluateError(f"cross-play needs two or more agents; {run.env.name} has one")
     if episodes < 1:
@@ -304,14 +357,14 @@ def cross_play(
             f"row agents {list(rows)}: {problem}; pick from {list(agents)} and leave at least "
             f"one for the column seed"
         )
-    row_learner, col_learner = run.learner, cols_run.learner
-    row_batch, col_batch = row_learner.env.batch, col_learner.env.batch
+    row_learner = run.learner
+    row_batch, col_batch = row_learner.env.batch, cols.batch
     in_row = jnp.asarray([a in rows for a in agents])
     # Actions are [B, A] (discrete) or [B, A, d] (continuous): put the agent mask on axis A.
     mask = in_row if row_batch.discrete else in_row[:, None]
 
     def col_inputs(inputs):
-        """The row learner's inputs as the column learner builds them (its agent ids)."""
+        """The row learner's inputs as the column policies read them (their agent ids)."""
         if row_batch.agent_id == col_batch.agent_id:
             return inputs
         obs = col_batch.append_agent_ids(row_batch.strip_agent_ids(inputs.obs))
@@ -319,11 +372,11 @@ def cross_play(
 
     def pair_policy(params, carry, inputs):
         carry_row, action_row = row_learner.greedy_policy(params[0], carry[0], inputs)
-        carry_col, action_col = col_learner.greedy_policy(params[1], carry[1], col_inputs(inputs))
+        carry_col, action_col = cols.greedy_policy(params[1], carry[1], col_inputs(inputs))
         return (carry_row, carry_col), jnp.where(mask, action_row, action_col)
 
     def pair_carry(num_envs):
-        return row_learner.initial_carry(num_envs), col_learner.initial_carry(num_envs)
+        return row_learner.initial_carry(num_envs), cols.initial_carry(num_envs)
 
     key = jax.random.key(seed)
 
@@ -337,14 +390,19 @@ def cross_play(
         return jax.vmap(lambda col: pair_metrics(row_params, col))(col_seeds)
 
     matrix = jax.jit(lambda r, c: jax.lax.map(lambda i: row_of(r, c, i), jnp.arange(run.num_seeds)))
-    metrics = jax.device_get(matrix(run.params, cols_run.params))
-    cols = tuple(a for a in agents if a not in rows)
+    metrics = jax.device_get(matrix(run.params, cols.params))
+    if partner is None:
+        source = None
+    elif isinstance(partner, TrainedRun):
+        source = partner.run_dir
+    else:
+        source = partner.name
     return CrossPlay(
         rows,
-        cols,
+        tuple(a for a in agents if a not in rows),
         episodes,
         {name: np.asarray(v, np.float64) for name, v in metrics.items()},
-        None if partner is None else partner.run_dir,
+        source,
     )
 
 
@@ -396,12 +454,21 @@ def _parser() -> argparse.ArgumentParser:
         metavar="AGENT",
         help="with --cross-play: the agents that take the row seed (default: the first agent)",
     )
-    parser.add_argument(
+    partners = parser.add_mutually_exclusive_group()
+    partners.add_argument(
         "--partner",
         type=Path,
         metavar="RUN_DIR",
         help="with --cross-play: the column seeds come from this run (same env, any learner; "
         "its latest checkpoint) instead of this run's own",
+    )
+    partners.add_argument(
+        "--obl-partner",
+        type=Path,
+        nargs="+",
+        metavar="WEIGHTS",
+        help="with --cross-play on 2-player Hanabi: the columns are OBL's pretrained agents, "
+        "from JaxMARL's obl-r2d2-flax weight files (*.safetensors) or folders holding them",
     )
     return parser
 
@@ -420,11 +487,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvaluateError(f"--episodes must be at least 1, got {args.episodes}")
         if args.step is not None and args.step < 0:
             raise EvaluateError(f"--step takes a checkpoint step >= 0, got {args.step}")
-        for flag in ("row_agents", "partner"):
+        for flag in ("row_agents", "partner", "obl_partner"):
             if getattr(args, flag) and not args.cross_play:
                 raise EvaluateError(f"--{flag.replace('_', '-')} goes with --cross-play")
         run = load_run(args.run_dir, step=args.step, best=args.best)
-        partner = None if args.partner is None else load_run(args.partner)
+        partner = None if args.partner is None else load_run(args.partner).as_partner()
+        if args.obl_partner:
+            partner = _obl_partner(run, args.obl_partner)
         if args.cross_play:
             # Checks its arguments before it compiles, so bad ones end here with status 2.
             crossed = cross_play(run, args.episodes, args.seed, args.row_agents, partner)
@@ -459,8 +528,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _obl_partner(run: TrainedRun, weights: Sequence[Path]) -> Partner:
+    env_id = run.config.env.env_id
+    if env_id != "hanabi":
+        raise EvaluateError(
+            f"--obl-partner: OBL's agents play Hanabi; {run.run_dir} trained on {env_id}"
+        )
+    from jaxmarl.envs.hanabi.pretrained.partner import obl_partner
+
+    return obl_partner(weights, dict(run.config.env.env_kwargs))
+
+
 def _write_cross_play(
-    run: TrainedRun, crossed: CrossPlay, seed: int, partner: TrainedRun | None = None
+    run: TrainedRun, crossed: CrossPlay, seed: int, partner: Partner | None = None
 ) -> int:
     out_dir = run.run_dir / "evaluation"
     out_dir.mkdir(exist_ok=True)
@@ -477,23 +557,21 @@ def _write_cross_play(
     }
     name = f"cross_play_step_{run.step}"
     rows, cols = ", ".join(crossed.row_agents), ", ".join(crossed.col_agents)
-    row_label, col_label = f"seed of {rows}", f"seed of {cols}"
+    row_label, col_label = f"seed of {rows}", f"{{kind}} of {cols}"
     if partner is None:
         seeds = f"cross-play of {run.num_seeds} seeds"
+        col_label = col_label.format(kind="seed")
         title = f"{run.alg} on {run.env.name}: greedy episode return"
     else:
-        result["partner"] = {
-            "run_dir": str(partner.run_dir),
-            "alg": partner.alg,
-            "step": partner.step,
-        }
-        name += f"_vs_{partner.run_dir.name}_step_{partner.step}"
+        result["partner"] = {**partner.record, "members": list(partner.members)}
+        name += f"_vs_{partner.file_tag}"
         seeds = (
-            f"cross-play of its {run.num_seeds} seeds with the {partner.num_seeds} of "
-            f"{partner.run_dir} ({partner.alg}, step {partner.step})"
+            f"cross-play of its {run.num_seeds} seeds with the {len(partner.members)} "
+            f"{partner.member_kind}s of {partner.name}"
         )
-        row_label, col_label = f"{run.alg} {row_label}", f"{partner.alg} {col_label}"
-        title = f"{run.alg} with {partner.alg} on {run.env.name}: greedy episode return"
+        row_label = f"{run.alg} {row_label}"
+        col_label = f"{partner.label} {col_label.format(kind=partner.member_kind)}"
+        title = f"{run.alg} with {partner.label} on {run.env.name}: greedy episode return"
     json_path = out_dir / f"{name}.json"
     json_path.write_text(json.dumps(result, indent=2) + "\n")
     print(
@@ -501,6 +579,8 @@ def _write_cross_play(
         f"per pair; rows: {rows}, columns: {cols}"
     )
     print(_matrix_table(crossed.returns))
+    if partner is not None and partner.member_kind != "seed":
+        print("columns: " + ", ".join(f"{j} = {m}" for j, m in enumerate(partner.members)))
     if partner is None:
         print(
             f"episode return: self-play {summary['self_play']:.4g}, cross-play "

@@ -236,7 +236,7 @@ def test_cross_play_cli_with_a_partner(pair_run_dir, partner_run_dir, capsys):
     argv = [str(pair_run_dir), "--cross-play", "--partner", str(partner_run_dir)]
     assert evaluate.main([*argv, "--episodes", "4"]) == 0
     out = capsys.readouterr().out
-    assert "with the 3 of" in out and "episode return: cross-play" in out
+    assert "with the 3 seeds of" in out and "episode return: cross-play" in out
     step, partner_step = (evaluate.load_run(d).step for d in (pair_run_dir, partner_run_dir))
     name = f"cross_play_step_{step}_vs_partner_step_{partner_step}"
     result = json.loads((pair_run_dir / "evaluation" / f"{name}.json").read_text())

@@ -74,7 +74,8 @@ class OBLAgentR2D2(nn.Module):
 
     @nn.compact
     def __call__(self, carry: Carry, inputs: tuple[jax.Array, jax.Array]):
-        """``(carry, (private_obs [B, 658], public_obs [B, 533])) -> (carry, advantages [B, 21])``."""
+        """``(carry, (private_obs [B, 658], public_obs [B, 533]))`` to
+        ``(carry, advantages [B, 21])``."""
         private, public = inputs
         for i in range(3):
             private = nn.relu(nn.Dense(self.hid_dim, name=f"priv_net_dense_{i}")(private))

@@ -8,7 +8,10 @@ tree must be this module's, so the OBL weight files load unchanged.
 
 from __future__ import annotations
 
+import json
 import pathlib
+import re
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -16,8 +19,11 @@ import numpy as np
 import pytest
 
 import jaxmarl
+from jaxmarl import evaluate, train
 from jaxmarl.environments.hanabi.pretrained import OBLAgentR2D2
-from jaxmarl.wrappers.baselines import load_params
+from jaxmarl.envs.hanabi.pretrained.partner import obl_partner
+from jaxmarl.wrappers.baselines import load_params, save_params
+from tests.test_train_cli import TINY
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -42,6 +48,9 @@ def tree_lines(params):
 
 
 def test_the_published_weights_have_this_modules_parameter_tree(reference):
+    from jaxmarl.environments.hanabi.pretrained import obl_r2d2_agent
+
+    assert obl_r2d2_agent.OBLAgentR2D2 is OBLAgentR2D2  # JaxMARL's module path too
     agent = OBLAgentR2D2()
     carry = agent.initialize_carry(jax.random.key(0), (2,))
     obs = jnp.zeros((2, 658))
@@ -123,3 +132,128 @@ def test_jaxmarls_documented_example_self_plays_on_this_hanabi(small):
     assert bool(over.all()) and not bool(illegal.any())
     np.testing.assert_array_equal(score, again)
     assert ((score >= 0) & (score <= 25)).all()
+
+
+# --- OBL agents as cross-play partners of a trained run (jaxmarl.evaluate --obl-partner) ---
+
+
+@pytest.fixture(scope="module")
+def hanabi_run(tmp_path_factory):
+    """A 2-seed IPPO run on Hanabi, one tiny update (GRU: its carry is checked too)."""
+    out = tmp_path_factory.mktemp("hanabi_obl")
+    argv = [
+        *TINY,
+        "--no-progress",
+        "env=hanabi",
+        "network.trunk={kind: gru, size: 8}",
+        "run.num_seeds=2",
+        "run.total_timesteps=16",
+        f"run.out_dir={out}",
+        "run.name=run",
+    ]
+    assert train.main(argv) == 0
+    return out / "run"
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory, small):
+    """The recorded OBL stand-in, and a folder with a second agent (its advantages negated)."""
+    folder = tmp_path_factory.mktemp("obl_weights") / "level2"
+    (folder / "sub").mkdir(parents=True)
+    _, params = small
+    other = jax.tree.map(lambda x: x, params)
+    other["params"]["fc_a"] = jax.tree.map(lambda x: -x, params["params"]["fc_a"])
+    save_params(other, folder / "sub" / "negated.safetensors")
+    return DATA / "obl_small.safetensors", folder
+
+
+def test_cross_play_with_obl_agents_equals_a_plain_loop(hanabi_run, weights, small):
+    run = evaluate.load_run(hanabi_run)
+    partner = obl_partner(weights, dict(run.config.env.env_kwargs))
+    assert partner.members == ("obl_small", "sub/negated")
+    crossed = evaluate.cross_play(run, episodes=3, seed=5, partner=partner)
+    assert crossed.returns.shape == (2, 2) and crossed.partner == partner.name
+
+    # Cell [1, 1] by hand: run seed 1 as agent_0, the negated OBL agent as agent_1, in the
+    # same three deals (the envs cross_play resets with its key), each game to its end.
+    agent, params = small
+    params["params"]["fc_a"] = jax.tree.map(lambda x: -x, params["params"]["fc_a"])
+    runner = run.learner.env.reset(jax.random.key(5), 3, run.learner.initial_carry(3))
+    env, policy = run.env, run.policy(seed=1)
+    scores, lengths = [], []
+    for i in range(3):
+        obs = jax.tree.map(lambda x, i=i: x[i], runner.obs)
+        state = jax.tree.map(lambda x, i=i: x[i], runner.env_state.env_state)
+        carry, obl_carry, score, done, t = (
+            policy.initial_carry(),
+            agent.initialize_carry(None, (1,)),
+            0.0,
+            False,
+            0,
+        )
+        while not done:
+            carry, actions = policy.act(carry, obs, state, first=t == 0)
+            legal = env.get_avail_actions(state)["agent_1"][None].astype(jnp.float32)
+            obl_carry, move = agent.greedy_act(params, obl_carry, (obs["agent_1"][None], legal))
+            actions["agent_1"] = move[0]
+            obs, state, rewards, dones, _ = env.step_env(jax.random.key(t), state, actions)
+            score, done, t = score + float(rewards["agent_0"]), bool(dones["__all__"]), t + 1
+        scores.append(score)
+        lengths.append(t)
+    np.testing.assert_allclose(crossed.returns[1, 1], np.mean(scores), rtol=1e-6)
+    # Untrained players mostly lose all lives (score 0): how long each game lasts is what
+    # tells the pairings apart.
+    np.testing.assert_allclose(crossed.metrics["episode_length"][1, 1], np.mean(lengths))
+    assert len(np.unique(crossed.metrics["episode_length"])) > 1
+
+
+def test_cross_play_cli_with_obl_agents(hanabi_run, weights, capsys):
+    argv = [str(hanabi_run), "--cross-play", "--episodes", "2", "--obl-partner", *map(str, weights)]
+    assert evaluate.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "with the 2 agents of OBL agents (obl_small, sub/negated)" in out
+    assert "columns: 0 = obl_small, 1 = sub/negated" in out
+    step = evaluate.load_run(hanabi_run).step
+    name = f"cross_play_step_{step}_vs_obl_obl_small_and_1_more"
+    result = json.loads((hanabi_run / "evaluation" / f"{name}.json").read_text())
+    assert result["partner"]["members"] == ["obl_small", "sub/negated"]
+    assert np.asarray(result["metrics"]["episode_return"]).shape == (2, 2)
+
+
+def test_obl_partner_user_errors(hanabi_run, weights, tmp_path, capsys):
+    small_file, folder = weights
+    save_params(
+        {"params": {"dense": {"kernel": np.zeros((2, 2), np.float32)}}}, tmp_path / "x.safetensors"
+    )
+    narrow = OBLAgentR2D2(hid_dim=8)
+    zeros = jnp.zeros((1, 658))
+    save_params(
+        narrow.init(
+            jax.random.key(0), narrow.initialize_carry(None, (1,)), (zeros, zeros[:, 125:])
+        ),
+        tmp_path / "narrow.safetensors",
+    )
+    cases = [
+        ([tmp_path / "missing"], {}, "no such OBL weight file or folder"),
+        ([tmp_path / "x.safetensors"], {}, "x is not an OBL R2D2 weight file"),
+        ([small_file, tmp_path / "narrow.safetensors"], {}, "are different networks"),
+        ([small_file], {"num_agents": 3}, "OBL's agents play 2-player Hanabi"),
+        ([small_file], {"card_knowledge": "hle_bits"}, "card_knowledge='hle_bits'"),
+    ]
+    for files, env_kwargs, message in cases:
+        with pytest.raises(evaluate.EvaluateError, match=re.escape(message)):
+            obl_partner(files, env_kwargs)
+    # From the command line: one line and status 2.
+    argv = [str(hanabi_run), "--cross-play", "--obl-partner", str(tmp_path / "x.safetensors")]
+    assert evaluate.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not an OBL R2D2 weight file" in err and len(err.splitlines()) == 1
+    assert evaluate.main([str(hanabi_run), "--obl-partner", str(small_file)]) == 2
+    assert "--obl-partner goes with --cross-play" in capsys.readouterr().err
+    not_hanabi = SimpleNamespace(
+        run_dir="runs/mpe", config=SimpleNamespace(env=SimpleNamespace(env_id="MPE_simple_v3"))
+    )
+    with pytest.raises(
+        evaluate.EvaluateError, match="OBL's agents play Hanabi; runs/mpe trained on MPE_simple_v3"
+    ):
+        evaluate._obl_partner(not_hanabi, [small_file])
