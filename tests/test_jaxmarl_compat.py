@@ -52,6 +52,15 @@ def test_unknown_path_is_a_module_not_found_error():
         importlib.import_module("jaxmarl.environments.no_such_family")
 
 
+def test_renamed_module_paths():
+    # JaxMARL's tests and examples import the classes from these modules.
+    from jaxmarl.environments.mabrax.mabrax_env import Ant, MABraxEnv
+    from jaxmarl.environments.overcooked_v2.overcooked import ObservationType, OvercookedV2
+
+    assert OvercookedV2 is environments.OvercookedV2 and ObservationType.__name__
+    assert issubclass(Ant, MABraxEnv) and Ant is environments.Ant
+
+
 def test_mpe_default_params_module_path():
     # JaxMARL's MPE tests pick the action type so.
     from jaxmarl.environments.mpe.default_params import CONTINUOUS_ACT, DISCRETE_ACT, MAX_STEPS

@@ -37,6 +37,11 @@ _RENAMED = {
     "multi_agent_env": "jaxmarl.env",
     "overcooked_v2": "jaxmarl.envs.overcooked.v2",
 }
+# Whole JaxMARL module paths whose module has another name here (same public classes).
+_RENAMED_MODULES = {
+    "mabrax.mabrax_env": "jaxmarl.envs.mabrax.mabrax",  # MABraxEnv, Ant, HalfCheetah, ...
+    "overcooked_v2.overcooked": "jaxmarl.envs.overcooked.v2.overcooked_v2",  # OvercookedV2
+}
 
 # JaxMARL 0.2.0's top-level names -> the module here that defines them.
 _NAMES = {
@@ -86,6 +91,8 @@ SUBMODULE_ENVIRONMENTS = False
 
 def target_module(jaxmarl_name: str) -> str:
     """The module here behind JaxMARL's ``jaxmarl.environments.<jaxmarl_name>`` path."""
+    if jaxmarl_name in _RENAMED_MODULES:
+        return _RENAMED_MODULES[jaxmarl_name]
     head, _, rest = jaxmarl_name.partition(".")
     base = _RENAMED.get(head, f"jaxmarl.envs.{head}")
     return f"{base}.{rest}" if rest else base
