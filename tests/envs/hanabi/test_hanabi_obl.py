@@ -257,3 +257,99 @@ def test_obl_partner_user_errors(hanabi_run, weights, tmp_path, capsys):
         evaluate.EvaluateError, match="OBL's agents play Hanabi; runs/mpe trained on MPE_simple_v3"
     ):
         evaluate._obl_partner(not_hanabi, [small_file])
+
+
+# --- the terminal game (python -m jaxmarl.envs.hanabi.manual_game) ---
+
+
+def replay_transcript(lines, seed, obl=None):
+    """Replay the printed moves from the same deal: ``(final score, turns)`` of the env. With
+    ``obl=(agent, params)`` also check that agent_1's moves are that OBL agent's greedy moves,
+    fed agent_1's observation at every step (its turn or not)."""
+    env = jaxmarl.make("hanabi")
+    obs, state = env.reset(jax.random.key(seed))
+    turns = [line.split(": ", 1)[1].split() for line in lines if line.startswith("turn ")]
+    carry = None if obl is None else obl[0].initialize_carry(None, (1,))
+    score = 0.0
+    for agent, _, move, *_ in turns:
+        legal = env.get_avail_actions(state)
+        assert bool(legal[agent][int(move)])
+        if obl is not None:
+            inputs = (obs["agent_1"][None], legal["agent_1"][None].astype(jnp.float32))
+            carry, greedy = obl[0].greedy_act(obl[1], carry, inputs)
+            assert agent != "agent_1" or int(greedy[0]) == int(move)
+        actions = {a: jnp.int32(int(move) if a == agent else env.noop) for a in env.agents}
+        obs, state, rewards, dones, _ = env.step_env(jax.random.key(0), state, actions)
+        score += float(rewards[agent])
+    assert bool(dones["__all__"])
+    return (int(score), len(turns)) if obl is None else (int(score), len(turns), carry)
+
+
+def test_manual_game_human_against_obl(small):
+    from jaxmarl.envs.hanabi import manual_game
+
+    answers = iter(["abc", "99", "0", *["5"] * 40])  # 0 (a discard) is illegal at 8 tokens
+    out = []
+    argv = ["--player1", "obl", "--weight1", str(DATA / "obl_small.safetensors"), "--seed", "3"]
+    assert manual_game.main(argv, read=lambda _: next(answers), write=out.append) == 0
+    text = "\n".join(out)
+    assert "'abc' is not a legal move" in text and "'99' is not a legal move" in text
+    assert "'0' is not a legal move" in text and "agent_0, your view:" in text
+    lines = text.splitlines()
+    human = [line for line in lines if line.startswith("turn ") and "agent_0 plays" in line]
+    assert human and all("plays 5 P0" in line for line in human)
+    score, turns, _ = replay_transcript(lines, 3, obl=small)
+    assert lines[-1] == f"game over after {turns} turns: score {score}"
+
+    # The OBL player saw every step, not only its turns: its memory is the replay's.
+    answers = iter(["5"] * 40)
+    human = manual_game.ManualPlayer("agent_0", lambda _: next(answers), lambda _: None)
+    obl = manual_game.OBLPlayer("agent_1", DATA / "obl_small.safetensors")
+    env, out = jaxmarl.make("hanabi"), []
+    manual_game.play(env, [human, obl], jax.random.key(3), out.append)
+    *_, carry = replay_transcript(out, 3, obl=small)
+    np.testing.assert_allclose(obl.carry[0], carry[0], rtol=1e-6)
+    np.testing.assert_allclose(obl.carry[1], carry[1], rtol=1e-6)
+
+
+def test_manual_game_trained_run_against_random_and_leaving(hanabi_run):
+    from jaxmarl.envs.hanabi import manual_game
+
+    out = []
+    argv = ["--player0", "run", "--weight0", str(hanabi_run), "--player1", "random", "--seed", "1"]
+    assert manual_game.main(argv, write=out.append) == 0
+    lines = "\n".join(out).splitlines()
+    score, turns = replay_transcript(lines, 1)
+    assert lines[-1] == f"game over after {turns} turns: score {score}"
+
+    def leave(_):
+        raise EOFError
+
+    out = []
+    assert (
+        manual_game.main(["--player1", "random", "--seed", "1"], read=leave, write=out.append) == 0
+    )
+    assert out[-1] == "\nleft the game"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--player1", "obl"], "--player1 obl needs --weight1"),
+        (["--player0", "run", "--weight0", "nowhere"], "--weight0: no such file or directory"),
+        (["--player1", "obl", "--weight1", "{not_obl}"], "is not an OBL R2D2 weight file"),
+        (["--player0", "run", "--weight0", "{data}"], "is not a jaxmarl run directory"),
+        (["--player0", "bogus"], "invalid choice: 'bogus'"),
+    ],
+)
+def test_manual_game_bad_flags_exit_2_with_one_line(tmp_path, capsys, argv, message):
+    from jaxmarl.envs.hanabi import manual_game
+
+    not_obl = tmp_path / "x.safetensors"
+    save_params({"params": {"dense": {"kernel": np.zeros((2, 2), np.float32)}}}, not_obl)
+    argv = [a.format(not_obl=not_obl, data=DATA) for a in argv]
+    with pytest.raises(SystemExit) as exit_info:
+        manual_game.main(argv, read=lambda _: "5", write=lambda _: None)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
