@@ -59,8 +59,10 @@ def wall_sample_index(
     inv_y = jnp.where(sin == 0, jnp.inf, cell_size / jnp.abs(sin))
     frac_x = jnp.where(cos > 0, cell_x + 1 - origin_x, origin_x - cell_x)
     frac_y = jnp.where(sin > 0, cell_y + 1 - origin_y, origin_y - cell_y)
-    next_x = frac_x * inv_x  # distance (m) to the next vertical cell edge
-    next_y = frac_y * inv_y
+    # Distance (m) to the next vertical / horizontal cell edge; never for a beam parallel to
+    # those edges (0 * inf would be NaN for one that starts on an edge).
+    next_x = jnp.where(cos == 0, jnp.inf, frac_x * inv_x)
+    next_y = jnp.where(sin == 0, jnp.inf, frac_y * inv_y)
     # A beam of length L crosses at most L (|cos| + |sin|) / cell_size + 1 edges.
     num_cells = int(np.ceil(max_range * np.sqrt(2.0) / cell_size)) + 2
     none = jnp.full(angles.shape, num_samples, jnp.int32)

@@ -141,6 +141,20 @@ def test_lidar_matches_numpy_ray_casting(walls, pos, theta):
     assert_lidar_matches_ray_casting(env, get_obs, state)
 
 
+def test_a_beam_along_a_cell_edge_from_an_edge_sees_the_wall():
+    # Heading float32(pi) puts beam 0 (at -pi) exactly along +x, and the robot stands on the
+    # horizontal edge y = 5: the grid traversal once read no wall there (0 * inf = NaN).
+    env, _, get_obs = env_and_step()
+    state = make_state(
+        env, [[5.0, 5.0], [2.5, 8.5]], [np.pi, 0.0], [[9.5, 9.5], [1.5, 1.5]], empty_map()
+    )
+    beam = env.lidar_angles[0] + np.float32(np.pi)
+    assert beam == 0.0
+    reading = (float(get_obs(state)["agent_0"][0]) + 0.5) * env.lidar_max_range
+    true = numpy_ray_cast(np.array([5.0, 5.0]), 0.0, np.asarray(state.map_data), [], 6.0)
+    assert true == pytest.approx(5.0) and 0 <= reading - true <= 0.0504
+
+
 @pytest.mark.nightly  # a separate env configuration to compile
 def test_lidar_sees_nothing_beyond_max_range():
     env, _, get_obs = env_and_step(lidar_max_range=2.0)
