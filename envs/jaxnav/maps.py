@@ -222,10 +222,30 @@ class GridMap:
         """Whether robots at ``pos`` ``[..., 2]``, heading ``theta`` ``[...]`` touch a wall."""
         if self.footprint == "circle":
             return self.disc_map_collision(pos, self.rad, map_data)
-        vertices = footprint_vertices(pos, theta, jnp.asarray(self.coords, jnp.float32))
-        cells, corners = self._window_cells(pos, self.window)
-        touch = convex_overlap(vertices[..., None, :, :], cell_squares(corners, self.cell_size))
+        cells, touch = self._touched_cells(pos, theta)
         return jnp.any(touch & self._occupied(map_data, cells), axis=-1)
+
+    def _touched_cells(self, pos: jax.Array, theta: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """The cells ``[..., C, 2]`` (x, y) around robots at ``pos`` ``[..., 2]`` and whether
+        each robot's footprint touches each ``[..., C]``."""
+        cells, corners = self._window_cells(pos, self.window)
+        if self.footprint == "circle":
+            centre = pos[..., None, :]
+            nearest = jnp.clip(centre, corners, corners + self.cell_size)
+            return cells, jnp.linalg.norm(nearest - centre, axis=-1) <= self.rad
+        vertices = footprint_vertices(pos, theta, jnp.asarray(self.coords, jnp.float32))
+        touch = convex_overlap(vertices[..., None, :, :], cell_squares(corners, self.cell_size))
+        return cells, touch
+
+    def footprint_cells(self, pos: jax.Array, theta: jax.Array) -> jax.Array:
+        """``[H, W]`` bool: the grid cells that robots at ``pos`` ``[n, 2]``, heading ``theta``
+        ``[n]``, touch."""
+        cells, touch = self._touched_cells(pos, theta)
+        xs, ys = cells[..., 0].ravel(), cells[..., 1].ravel()
+        inside = (xs >= 0) & (xs < self.width) & (ys >= 0) & (ys < self.height)
+        flat = jnp.where(inside & touch.ravel(), ys * self.width + xs, self.height * self.width)
+        grid = jnp.zeros((self.height * self.width,), jnp.bool_).at[flat].set(True, mode="drop")
+        return grid.reshape(self.height, self.width)
 
     def disc_map_collision(self, pos: jax.Array, rad: Any, map_data: jax.Array) -> jax.Array:
         """Whether discs at ``pos`` ``[..., 2]`` of radius ``rad`` touch a wall cell."""
