@@ -55,10 +55,12 @@ def test_unknown_path_is_a_module_not_found_error():
 def test_renamed_module_paths():
     # JaxMARL's tests and examples import the classes from these modules.
     from jaxmarl.environments.mabrax.mabrax_env import Ant, MABraxEnv
+    from jaxmarl.environments.mpe.mpe_visualizer import MPEVisualizer
     from jaxmarl.environments.overcooked_v2.overcooked import ObservationType, OvercookedV2
 
     assert OvercookedV2 is environments.OvercookedV2 and ObservationType.__name__
     assert issubclass(Ant, MABraxEnv) and Ant is environments.Ant
+    assert MPEVisualizer is environments.mpe.MPEVisualizer
 
 
 def test_mpe_default_params_module_path():

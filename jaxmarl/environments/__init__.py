@@ -40,6 +40,7 @@ _RENAMED = {
 # Whole JaxMARL module paths whose module has another name here (same public classes).
 _RENAMED_MODULES = {
     "mabrax.mabrax_env": "jaxmarl.envs.mabrax.mabrax",  # MABraxEnv, Ant, HalfCheetah, ...
+    "mpe.mpe_visualizer": "jaxmarl.envs.mpe.render",  # MPEVisualizer
     "overcooked_v2.overcooked": "jaxmarl.envs.overcooked.v2.overcooked_v2",  # OvercookedV2
 }
 
