@@ -35,6 +35,10 @@ directory name>_step_M.json``, every cell cross-play. ``--obl-partner WEIGHTS...
 them from OBL's pretrained Hanabi agents instead (one column per weight file;
 ``envs/hanabi/README.md``).
 
+``--jaxnav-levels LEVEL...`` plays a JaxNav run on JaxMARL's hand-made test levels (names or
+collections such as ``hard``; ``envs/jaxnav/README.md``): one greedy episode per seed and
+level, in ``evaluation/jaxnav_levels_step_N.json``.
+
 User errors (no such run directory, no checkpoint, a bad flag) exit with status 2 and one line.
 """
 
@@ -470,6 +474,14 @@ def _parser() -> argparse.ArgumentParser:
         help="with --cross-play on 2-player Hanabi: the columns are OBL's pretrained agents, "
         "from JaxMARL's obl-r2d2-flax weight files (*.safetensors) or folders holding them",
     )
+    parser.add_argument(
+        "--jaxnav-levels",
+        nargs="+",
+        metavar="LEVEL",
+        help="a JaxNav run on JaxMARL's hand-made test levels: level names or collections "
+        "(test, single, multi, hard, corridor, just-long-corridor); one greedy episode per "
+        "seed and level, levels with the run's number of robots",
+    )
     return parser
 
 
@@ -494,6 +506,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         partner = None if args.partner is None else load_run(args.partner).as_partner()
         if args.obl_partner:
             partner = _obl_partner(run, args.obl_partner)
+        if args.jaxnav_levels:
+            if args.cross_play:
+                raise EvaluateError("--jaxnav-levels goes without --cross-play")
+            levels = _jaxnav_levels(run, args.jaxnav_levels)
         if args.cross_play:
             # Checks its arguments before it compiles, so bad ones end here with status 2.
             crossed = cross_play(run, args.episodes, args.seed, args.row_agents, partner)
@@ -502,6 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.cross_play:
         return _write_cross_play(run, crossed, args.seed, partner)
+    if args.jaxnav_levels:
+        return _write_jaxnav_levels(run, levels, args.seed)
     from jaxmarl.render import can_render
     from jaxmarl.training.host.loop import write_greedy_gif
 
@@ -525,6 +543,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         gif_path = out_dir / f"step_{run.step}.gif"
         write_greedy_gif(run.learner, run.seed_params(0), jax.random.key(args.seed), gif_path)
         print(f"-> {gif_path}")
+    return 0
+
+
+def _jaxnav_levels(run: TrainedRun, levels: Sequence[str]) -> list[str]:
+    """The level names asked for, checked before anything compiles."""
+    env_id = run.config.env.env_id
+    if env_id != "jaxnav":
+        raise EvaluateError(
+            f"--jaxnav-levels: test levels are JaxNav's; {run.run_dir} trained on {env_id}"
+        )
+    from jaxmarl.envs.jaxnav.jaxnav_singletons import LEVELS, level_names
+
+    try:
+        names = level_names(list(levels))
+    except ValueError as error:
+        raise EvaluateError(f"--jaxnav-levels: {error}") from None
+    robots = run.env.num_agents
+    fitting = [n for n in LEVELS if len(LEVELS[n].start_pose) == robots] + ["CircleCross"]
+    if not set(names) & set(fitting):
+        raise EvaluateError(
+            f"--jaxnav-levels: none of {names} has the run's {robots} robots; levels that do: "
+            f"{', '.join(fitting)}"
+        )
+    return names
+
+
+def _write_jaxnav_levels(run: TrainedRun, levels: list[str], seed: int) -> int:
+    from jaxmarl.envs.jaxnav.jaxnav_singletons import evaluate_on_levels
+
+    results = evaluate_on_levels(run, levels, seed)
+    out_dir = run.run_dir / "evaluation"
+    out_dir.mkdir(exist_ok=True)
+    json_path = out_dir / f"jaxnav_levels_step_{run.step}.json"
+    record = {
+        "alg": run.alg,
+        "step": run.step,
+        "evaluation_seed": seed,
+        "num_agents": results.num_agents,
+        "skipped": list(results.skipped),
+        "levels": {
+            level: {name: values.tolist() for name, values in metrics.items()}
+            for level, metrics in results.metrics.items()
+        },
+    }
+    json_path.write_text(json.dumps(record, indent=2) + "\n")
+    print(
+        f"{run.alg}, checkpoint step {run.step}: one greedy episode per seed ({run.num_seeds}) "
+        f"on each JaxNav test level with {results.num_agents} robots; mean over seeds"
+    )
+    print(results.table())
+    if results.skipped:
+        print(f"skipped (another number of robots): {', '.join(results.skipped)}")
+    print(f"-> {json_path}")
     return 0
 
 

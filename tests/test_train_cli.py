@@ -26,6 +26,23 @@ TINY = [
 ]
 
 
+def train_tiny_gru_run(out, *overrides: str):
+    """A finished 2-seed TINY IPPO run with a GRU of 8 (its carry matters), one update of 16
+    env steps, in ``out/run``; ``overrides`` pick the env and more."""
+    argv = [
+        *(arg for arg in TINY if not arg.startswith("network.trunk")),
+        "--no-progress",
+        *overrides,
+        "network.trunk={kind: gru, size: 8}",
+        "run.num_seeds=2",
+        "run.total_timesteps=16",
+        f"run.out_dir={out}",
+        "run.name=run",
+    ]
+    assert train.main(argv) == 0
+    return out / "run"
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

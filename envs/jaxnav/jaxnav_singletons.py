@@ -33,8 +33,12 @@ from .jaxnav_env import JaxNav
 __all__ = [
     "JaxNavSingleton",
     "Level",
+    "LevelResults",
     "TestCase",
     "circle_cross",
+    "evaluate_on_levels",
+    "level_kwargs",
+    "level_names",
     "make_jaxnav_singleton",
     "make_jaxnav_singleton_collection",
     "registered_singleton_collections",
@@ -411,3 +415,110 @@ def make_jaxnav_singleton_collection(
         )
     names = list(registered_singleton_collections[collection_id])
     return [make_jaxnav_singleton(name, **env_kwargs) for name in names], names
+
+
+@dataclasses.dataclass(frozen=True)
+class LevelResults:
+    """A trained run's greedy episodes on test levels (:func:`evaluate_on_levels`).
+
+    Attributes:
+        metrics: level name -> metric name (``episode_return``, ``episode_length``,
+            ``success_rate``, ``collision_rate``, ``timeout_rate``, ...) -> ``[seeds]``.
+        skipped: levels left out because their number of robots is not the run's.
+        num_agents: the run's number of robots.
+    """
+
+    metrics: dict[str, dict[str, np.ndarray]]
+    skipped: tuple[str, ...]
+    num_agents: int
+
+    def table(self) -> str:
+        """Markdown: one row per level, the mean over seeds."""
+        names = (
+            "success_rate",
+            "collision_rate",
+            "timeout_rate",
+            "episode_return",
+            "episode_length",
+        )
+        lines = ["| level | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for level, metrics in self.metrics.items():
+            cells = [f"{float(np.mean(metrics[n])):.3g}" for n in names]
+            lines.append(f"| {level} | " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+
+def level_kwargs(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of a run's JaxNav that carry over to the test levels: everything but the
+    robot count and the map; disc robots stay discs, any other map gives squares (with the
+    run's ``agent_coords``)."""
+    kwargs = {
+        k: v for k, v in env_kwargs.items() if k not in ("num_agents", "map_id", "map_params")
+    }
+    kwargs["map_id"] = "Grid-Rand" if env_kwargs.get("map_id") == "Grid-Rand" else "Grid-Rand-Poly"
+    coords = (env_kwargs.get("map_params") or {}).get("agent_coords")
+    if coords is not None:
+        kwargs["map_params"] = {"agent_coords": coords}
+    return kwargs
+
+
+def level_names(levels: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Collection ids and level names, expanded to level names (in order, once each)."""
+    names: list[str] = []
+    for item in [levels] if isinstance(levels, str) else list(levels):
+        found = registered_singleton_collections.get(item, [item])
+        for name in found:
+            if name not in registered_singletons:
+                raise ValueError(
+                    f"{item!r} is neither a JaxNav test level nor a collection; levels: "
+                    f"{', '.join(registered_singletons)}; collections: "
+                    f"{', '.join(registered_singleton_collections)}"
+                )
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def evaluate_on_levels(run: Any, levels: str | list[str], seed: int = 0) -> LevelResults:
+    """One greedy episode of every seed of a trained JaxNav run on each test level.
+
+    The levels and greedy policies are deterministic, so one episode per seed and level is
+    the result. A level is played with the run's JaxNav keywords (``level_kwargs``); levels
+    with another number of robots than the run's are skipped (its policies are built for its
+    own). ``run`` is a ``jaxmarl.evaluate.TrainedRun``; ``levels`` collection ids and/or level
+    names.
+    """
+    import jax
+
+    from jaxmarl.training.learner import greedy_episodes
+    from jaxmarl.wrappers import LogWrapper
+
+    env_config = run.config.env
+    if env_config.env_id != "jaxnav":
+        raise ValueError(f"test levels are JaxNav's; {run.run_dir} trained on {env_config.env_id}")
+    names = level_names(levels)
+    kwargs = level_kwargs(dict(env_config.env_kwargs))
+    learner, num_agents = run.learner, run.env.num_agents
+    metrics, skipped = {}, []
+    for name in names:
+        # CircleCross takes any number of robots: the run's.
+        robots = {"num_agents": num_agents} if name == "CircleCross" else {}
+        env = make_jaxnav_singleton(name, **robots, **kwargs)
+        if env.num_agents != num_agents:
+            skipped.append(name)
+            continue
+        training_env = dataclasses.replace(learner.env, env=LogWrapper(env))
+
+        def play(params, training_env=training_env):
+            return greedy_episodes(
+                training_env,
+                learner.greedy_policy,
+                learner.initial_carry,
+                params,
+                jax.random.key(seed),
+                1,
+            )
+
+        result = jax.device_get(jax.jit(jax.vmap(play))(run.params))
+        metrics[name] = {k: np.asarray(v, np.float64) for k, v in result.items()}
+    return LevelResults(metrics, tuple(skipped), num_agents)

@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 import jaxmarl
-from jaxmarl import evaluate, train
+from jaxmarl import evaluate
 from jaxmarl.environments.hanabi.pretrained import OBLAgentR2D2
 from jaxmarl.envs.hanabi.pretrained.partner import obl_partner
 from jaxmarl.wrappers.baselines import load_params, save_params
-from tests.test_train_cli import TINY
+from tests.test_train_cli import train_tiny_gru_run
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -141,18 +141,7 @@ def test_jaxmarls_documented_example_self_plays_on_this_hanabi(small):
 def hanabi_run(tmp_path_factory):
     """A 2-seed IPPO run on Hanabi, one tiny update (GRU: its carry is checked too)."""
     out = tmp_path_factory.mktemp("hanabi_obl")
-    argv = [
-        *TINY,
-        "--no-progress",
-        "env=hanabi",
-        "network.trunk={kind: gru, size: 8}",
-        "run.num_seeds=2",
-        "run.total_timesteps=16",
-        f"run.out_dir={out}",
-        "run.name=run",
-    ]
-    assert train.main(argv) == 0
-    return out / "run"
+    return train_tiny_gru_run(out, "env=hanabi")
 
 
 @pytest.fixture(scope="module")

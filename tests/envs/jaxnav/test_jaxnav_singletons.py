@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import json
 import pathlib
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmarl import evaluate
 from jaxmarl.env import MultiAgentEnv
 from jaxmarl.environments.jaxnav import jaxnav_singletons as singletons
+from tests.test_train_cli import train_tiny_gru_run
 
 DATA = pathlib.Path(__file__).parent / "data" / "jaxmarl_singletons.npz"
 
@@ -138,3 +141,71 @@ def test_collections_and_a_level_given_as_data():
 def test_bad_levels_and_names(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --- a trained run on the test levels (evaluate_on_levels, jaxmarl.evaluate --jaxnav-levels) ---
+
+
+@pytest.fixture(scope="module")
+def jaxnav_run(tmp_path_factory):
+    """A 2-seed, 2-robot IPPO run on JaxNav, one tiny update."""
+    out = tmp_path_factory.mktemp("jaxnav_levels")
+    return train_tiny_gru_run(out, "env=jaxnav", "env.env_kwargs.num_agents=2")
+
+
+@pytest.mark.slow  # a training compile and two level compiles, about 40 s on 2 cores
+def test_a_run_on_the_levels_equals_a_plain_loop(jaxnav_run, capsys):
+    run = evaluate.load_run(jaxnav_run)
+    results = singletons.evaluate_on_levels(run, ["corridor"])
+    assert list(results.metrics) == ["LongCorridor2", "Corner2"]
+    assert results.skipped == ("BlankCross4", "Corridor4") and results.num_agents == 2
+
+    # Seed 1 on LongCorridor2 by hand: the run's greedy policy, the level's env, to the end.
+    env = singletons.make_jaxnav_singleton(
+        "LongCorridor2", **singletons.level_kwargs(dict(run.config.env.env_kwargs))
+    )
+    policy, step = run.policy(seed=1), jax.jit(env.step_env)
+    obs, state = env.reset()
+    carry, total, t, done = policy.initial_carry(), 0.0, 0, False
+    while not done:
+        carry, actions = policy.act(carry, obs, state, first=t == 0)
+        obs, state, rewards, dones, infos = step(jax.random.key(t), state, actions)
+        total += float(np.mean([rewards[a] for a in env.agents]))
+        done, t = bool(dones["__all__"]), t + 1
+    got = results.metrics["LongCorridor2"]
+    assert got["episode_length"][1] == t
+    assert got["episode_return"][1] == pytest.approx(total, rel=1e-5, abs=1e-5)
+    assert got["success_rate"][1] == pytest.approx(float(np.mean(state.goal_reached)))
+
+    assert evaluate.main([str(jaxnav_run), "--jaxnav-levels", "Corner2", "LongCorridor2"]) == 0
+    out = capsys.readouterr().out
+    assert "| Corner2 |" in out and "| LongCorridor2 |" in out
+    record = json.loads(
+        (jaxnav_run / "evaluation" / f"jaxnav_levels_step_{run.step}.json").read_text()
+    )
+    assert record["levels"]["LongCorridor2"]["episode_length"][1] == t
+
+
+@pytest.mark.slow  # shares the run above
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--jaxnav-levels", "easy"], "'easy' is neither a JaxNav test level nor a collection"),
+        (["--jaxnav-levels", "Corridor8"], "none of ['Corridor8'] has the run's 2 robots"),
+        (["--jaxnav-levels", "hard", "--cross-play"], "--jaxnav-levels goes without --cross-play"),
+    ],
+)
+def test_level_flag_user_errors(jaxnav_run, capsys, argv, message):
+    assert evaluate.main([str(jaxnav_run), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_levels_need_a_jaxnav_run():
+    not_jaxnav = SimpleNamespace(
+        run_dir="runs/mpe", config=SimpleNamespace(env=SimpleNamespace(env_id="MPE_simple_v3"))
+    )
+    with pytest.raises(evaluate.EvaluateError, match="runs/mpe trained on MPE_simple_v3"):
+        evaluate._jaxnav_levels(not_jaxnav, ["hard"])
+    with pytest.raises(ValueError, match="runs/mpe trained on MPE_simple_v3"):
+        singletons.evaluate_on_levels(not_jaxnav, "hard")
