@@ -170,9 +170,9 @@ class Partner:
         initial_carry: ``num_envs -> carry`` for ``greedy_policy``.
         params: parameters with a leading ``[members]`` axis.
         members: one name per member (the matrix's columns).
-        member_kind: what a member is, for labels (``"seed"``, ``"agent"``).
         file_tag: names the result files (``cross_play_step_N_vs_<file_tag>``).
         record: what the result JSON keeps of them.
+        member_kind: what a member is, for labels (``"seed"``, ``"agent"``).
     """
 
     name: str
