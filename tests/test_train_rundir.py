@@ -100,6 +100,9 @@ def _start(argv, tmp_path):
             env={**os.environ, "JAX_PLATFORMS": "cpu"},
             stdout=subprocess.DEVNULL,
             stderr=handle,
+            # Ctrl-C as at a terminal: a suite run as a shell's background job would otherwise
+            # pass on its ignored SIGINT, and the run would rightly ignore it.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
     return process, stderr
 

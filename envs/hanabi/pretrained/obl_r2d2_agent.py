@@ -25,11 +25,11 @@ never changes the greedy move. The recurrent carry is ``(c, h)``, each
 
 from __future__ import annotations
 
-import functools
-
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+
+from jaxmarl.env import jit_method
 
 Carry = tuple[jax.Array, jax.Array]  # (c, h), each [num_lstm_layer, B, hid_dim]
 
@@ -88,7 +88,7 @@ class OBLAgentR2D2(nn.Module):
         """The advantage of every move, ``[B, out_dim]``, from whole observations ``[B, 658]``."""
         return self.apply(params, carry, (obs, obs[..., self.private_obs_size :]))
 
-    @functools.partial(jax.jit, static_argnums=0)
+    @jit_method
     def greedy_act(self, params, carry: Carry, inputs: tuple[jax.Array, jax.Array]):
         """``(carry, (obs [B, 658], legal [B, 21])) -> (carry, move [B])``: the legal move of
         highest advantage (the no-op, when it is the only legal move, off turn)."""

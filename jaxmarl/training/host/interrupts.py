@@ -9,9 +9,11 @@ places make that unreliable for a run:
   another for ever, and the process hangs at exit instead of stopping.
 
 ``latch_ctrl_c`` makes the first place harmless (a run checks ``raise_if_ctrl_c`` between chunks,
-and Python's "Exception ignored" report of it is left out) and ``ctrl_c_held`` the second (the
+the latch raises one dropped after the last check when the function returns, and Python's
+"Exception ignored" report of it is left out) and ``ctrl_c_held`` the second (the
 save completes, then the interrupt is raised). Only the main thread can set a signal handler; in
-any other thread both leave Ctrl-C as it is.
+any other thread both leave Ctrl-C as it is, and so does ``latch_ctrl_c`` in a process that
+ignores it (a shell's background job starts so).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def latch_ctrl_c(function: F) -> F:
 
     @functools.wraps(function)
     def latched(*args: Any, **kwargs: Any) -> Any:
-        if not _in_main_thread():
+        if not _in_main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # Ctrl-C ignored (a background job of a shell): keep ignoring it, as before.
             return function(*args, **kwargs)
 
         def remember(signum: int, frame: Any) -> None:
@@ -57,11 +60,17 @@ def latch_ctrl_c(function: F) -> F:
         previous = signal.signal(signal.SIGINT, remember)
         sys.unraisablehook = unless_latched
         try:
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
         finally:
             signal.signal(signal.SIGINT, previous)
             sys.unraisablehook = report
+            dropped = bool(_latched)
             _latched.clear()
+        if dropped:
+            # Dropped after the function's last ``raise_if_ctrl_c`` (its last chunk, the final
+            # save or plots): the function finished, but Ctrl-C still stops the process.
+            raise KeyboardInterrupt
+        return result
 
     return latched  # type: ignore[return-value]
 

@@ -166,6 +166,7 @@ def test_cross_play_with_obl_agents_equals_a_plain_loop(hanabi_run, weights, sma
     # Cell [1, 1] by hand: run seed 1 as agent_0, the negated OBL agent as agent_1, in the
     # same three deals (the envs cross_play resets with its key), each game to its end.
     agent, params = small
+    params = jax.tree.map(lambda x: x, params)  # a copy: the fixture is shared
     params["params"]["fc_a"] = jax.tree.map(lambda x: -x, params["params"]["fc_a"])
     runner = run.learner.env.reset(jax.random.key(5), 3, run.learner.initial_carry(3))
     env, policy = run.env, run.policy(seed=1)
@@ -256,6 +257,8 @@ def replay_transcript(lines, seed, obl=None):
     ``obl=(agent, params)`` also check that agent_1's moves are that OBL agent's greedy moves,
     fed agent_1's observation at every step (its turn or not)."""
     env = jaxmarl.make("hanabi")
+    # Stepped as the game steps it (jitted): the OBL player's moves are compared exactly.
+    step = jax.jit(env.step_env)
     obs, state = env.reset(jax.random.key(seed))
     turns = [line.split(": ", 1)[1].split() for line in lines if line.startswith("turn ")]
     carry = None if obl is None else obl[0].initialize_carry(None, (1,))
@@ -268,7 +271,7 @@ def replay_transcript(lines, seed, obl=None):
             carry, greedy = obl[0].greedy_act(obl[1], carry, inputs)
             assert agent != "agent_1" or int(greedy[0]) == int(move)
         actions = {a: jnp.int32(int(move) if a == agent else env.noop) for a in env.agents}
-        obs, state, rewards, dones, _ = env.step_env(jax.random.key(0), state, actions)
+        obs, state, rewards, dones, _ = step(jax.random.key(0), state, actions)
         score += float(rewards[agent])
     assert bool(dones["__all__"])
     return (int(score), len(turns)) if obl is None else (int(score), len(turns), carry)

@@ -53,6 +53,39 @@ def test_a_held_ctrl_c_is_passed_to_an_ignoring_handler_as_ignored():
         signal.signal(signal.SIGINT, previous)
 
 
+def test_a_ctrl_c_dropped_after_the_last_check_is_raised_when_the_function_returns(
+    python_sigint, monkeypatch
+):
+    # The run's last chunk, final save or plots: no raise_if_ctrl_c comes after them. The
+    # process must still stop (status 130), not exit 0 as if no Ctrl-C had come.
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: None)
+
+    def interrupted_during_collection(phase, info):
+        if phase == "start":
+            _ctrl_c()
+            sum(range(100))
+
+    finished = []
+
+    @latch_ctrl_c
+    def last_chunk_and_plots():
+        raise_if_ctrl_c()
+        _collect_with(interrupted_during_collection)
+        finished.append(True)
+        return "result"
+
+    with pytest.raises(KeyboardInterrupt):
+        last_chunk_and_plots()
+    assert finished == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    @latch_ctrl_c
+    def quiet():
+        return "result"
+
+    assert quiet() == "result"  # nothing left latched from before
+
+
 def test_the_latch_raises_a_ctrl_c_that_a_gc_callback_dropped(python_sigint, monkeypatch):
     reported, raised_in_callback = [], []
     monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: reported.append(unraisable))
@@ -103,3 +136,20 @@ def test_the_latch_raises_at_once_and_keeps_the_return_value(python_sigint):
         interrupted()
     raise_if_ctrl_c()  # nothing left latched
     assert latch_ctrl_c(lambda: 3)() == 3
+
+
+def test_the_latch_leaves_an_ignored_ctrl_c_ignored():
+    # A shell starts its background jobs with SIGINT ignored; the run keeps that.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+
+        @latch_ctrl_c
+        def chunk_loop():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            _ctrl_c()
+            raise_if_ctrl_c()
+            return "finished"
+
+        assert chunk_loop() == "finished"
+    finally:
+        signal.signal(signal.SIGINT, previous)
