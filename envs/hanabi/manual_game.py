@@ -62,12 +62,12 @@ class OBLPlayer:
     """One of OBL's pretrained agents (a JaxMARL obl-r2d2-flax weight file)."""
 
     def __init__(self, agent: str, weights: Path):
-        from jaxmarl.envs.hanabi.pretrained.partner import _agent_of
+        from jaxmarl.envs.hanabi.pretrained.partner import obl_network_of
         from jaxmarl.wrappers.baselines import load_params
 
         params = load_params(weights)
         self.agent, self.params = agent, params
-        self.network = _agent_of(str(weights), params)
+        self.network = obl_network_of(str(weights), params)
         self.carry = self.network.initialize_carry(None, (1,))
 
     def act(self, env, obs, state, first: bool) -> int:

@@ -22,7 +22,7 @@ from jaxmarl.wrappers import AgentBatch
 
 from .obl_r2d2_agent import OBLAgentR2D2
 
-__all__ = ["obl_partner", "weight_files"]
+__all__ = ["obl_network_of", "obl_partner", "weight_files"]
 
 
 def weight_files(weights: Sequence[str | Path]) -> list[tuple[str, Path]]:
@@ -41,7 +41,7 @@ def weight_files(weights: Sequence[str | Path]) -> list[tuple[str, Path]]:
     return found
 
 
-def _agent_of(name: str, params) -> OBLAgentR2D2:
+def obl_network_of(name: str, params) -> OBLAgentR2D2:
     """The network a weight file holds (its widths read from the file), or a clear error."""
     try:
         tree = params["params"]
@@ -106,7 +106,7 @@ def obl_partner(weights: Sequence[str | Path], env_kwargs: dict | None = None) -
     if not files:
         raise EvaluateError("--obl-partner needs at least one OBL weight file or folder")
     loaded = [(name, load_params(path)) for name, path in files]
-    agents = {name: _agent_of(name, params) for name, params in loaded}
+    agents = {name: obl_network_of(name, params) for name, params in loaded}
     agent = agents[files[0][0]]
     other = next((n for n, a in agents.items() if a != agent), None)
     if other is not None:

@@ -84,7 +84,7 @@ def test_some_levels_observe_and_step_as_jaxmarls(reference):
         check_case(data, k, *cases[k])
 
 
-@pytest.mark.nightly  # about 40 s: every case compiles
+@pytest.mark.nightly  # every case compiles programs of its own
 def test_every_level_observes_and_steps_as_jaxmarls(reference):
     data, cases = reference
     for k, case in enumerate(cases):
@@ -153,7 +153,7 @@ def jaxnav_run(tmp_path_factory):
     return train_tiny_gru_run(out, "env=jaxnav", "env.env_kwargs.num_agents=2")
 
 
-@pytest.mark.slow  # a training compile and two level compiles, about 40 s on 2 cores
+@pytest.mark.slow  # a training compile and two level compiles
 def test_a_run_on_the_levels_equals_a_plain_loop(jaxnav_run, capsys):
     run = evaluate.load_run(jaxnav_run)
     results = singletons.evaluate_on_levels(run, ["corridor"])
