@@ -99,6 +99,9 @@ _CORRIDOR_4 = (
 )
 _EAST, _WEST = 0.0, 3.14
 _FOUR_WAY = ((2.0, 2.5), (2.0, 4.5), (8.0, 2.5), (8.0, 4.5))
+# Corridor4 and Layby4: two robots each side, each to the mirror spot across.
+_FOUR_WAY_STARTS = tuple((x, y, _EAST if x < 5 else _WEST) for x, y in _FOUR_WAY)
+_FOUR_WAY_GOALS = tuple((10.0 - x, y, _WEST if x < 5 else _EAST) for x, y in _FOUR_WAY)
 
 # The fixed levels (facts of JaxMARL 0.2.0's ``jaxnav_singletons``: grids, starts and goals).
 LEVELS: dict[str, Level] = {
@@ -151,8 +154,8 @@ LEVELS: dict[str, Level] = {
     ),
     "Corridor4": Level(
         _CORRIDOR_4,
-        tuple((x, y, _EAST if x < 5 else _WEST) for x, y in _FOUR_WAY),
-        tuple((10.0 - x, y, _WEST if x < 5 else _EAST) for x, y in _FOUR_WAY),
+        _FOUR_WAY_STARTS,
+        _FOUR_WAY_GOALS,
     ),
     "Corridor8": Level(
         (
@@ -175,8 +178,8 @@ LEVELS: dict[str, Level] = {
             "1 0 0 1 1 1 1 0 0 1",
             "1 1 1 1 1 1 1 1 1 1",
         ),
-        tuple((x, y, _EAST if x < 5 else _WEST) for x, y in _FOUR_WAY),
-        tuple((10.0 - x, y, _WEST if x < 5 else _EAST) for x, y in _FOUR_WAY),
+        _FOUR_WAY_STARTS,
+        _FOUR_WAY_GOALS,
     ),
     "Corner2": Level(
         (

@@ -134,6 +134,14 @@ def test_jaxmarls_documented_example_self_plays_on_this_hanabi(small):
     assert ((score >= 0) & (score <= 25)).all()
 
 
+@pytest.fixture
+def not_obl(tmp_path):
+    """A safetensors file that is not an OBL network."""
+    path = tmp_path / "x.safetensors"
+    save_params({"params": {"dense": {"kernel": np.zeros((2, 2), np.float32)}}}, path)
+    return path
+
+
 # --- OBL agents as cross-play partners of a trained run (jaxmarl.evaluate --obl-partner) ---
 
 
@@ -210,11 +218,8 @@ def test_cross_play_cli_with_obl_agents(hanabi_run, weights, capsys):
     assert np.asarray(result["metrics"]["episode_return"]).shape == (2, 2)
 
 
-def test_obl_partner_user_errors(hanabi_run, weights, tmp_path, capsys):
+def test_obl_partner_user_errors(hanabi_run, weights, not_obl, tmp_path, capsys):
     small_file, folder = weights
-    save_params(
-        {"params": {"dense": {"kernel": np.zeros((2, 2), np.float32)}}}, tmp_path / "x.safetensors"
-    )
     narrow = OBLAgentR2D2(hid_dim=8)
     zeros = jnp.zeros((1, 658))
     save_params(
@@ -225,7 +230,7 @@ def test_obl_partner_user_errors(hanabi_run, weights, tmp_path, capsys):
     )
     cases = [
         ([tmp_path / "missing"], {}, "no such OBL weight file or folder"),
-        ([tmp_path / "x.safetensors"], {}, "x is not an OBL R2D2 weight file"),
+        ([not_obl], {}, "x is not an OBL R2D2 weight file"),
         ([small_file, tmp_path / "narrow.safetensors"], {}, "are different networks"),
         ([small_file], {"num_agents": 3}, "OBL's agents play 2-player Hanabi"),
         ([small_file], {"card_knowledge": "hle_bits"}, "card_knowledge='hle_bits'"),
@@ -234,7 +239,7 @@ def test_obl_partner_user_errors(hanabi_run, weights, tmp_path, capsys):
         with pytest.raises(evaluate.EvaluateError, match=re.escape(message)):
             obl_partner(files, env_kwargs)
     # From the command line: one line and status 2.
-    argv = [str(hanabi_run), "--cross-play", "--obl-partner", str(tmp_path / "x.safetensors")]
+    argv = [str(hanabi_run), "--cross-play", "--obl-partner", str(not_obl)]
     assert evaluate.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert "is not an OBL R2D2 weight file" in err and len(err.splitlines()) == 1
@@ -334,11 +339,9 @@ def test_manual_game_trained_run_against_random_and_leaving(hanabi_run):
         (["--player0", "bogus"], "invalid choice: 'bogus'"),
     ],
 )
-def test_manual_game_bad_flags_exit_2_with_one_line(tmp_path, capsys, argv, message):
+def test_manual_game_bad_flags_exit_2_with_one_line(not_obl, capsys, argv, message):
     from jaxmarl.envs.hanabi import manual_game
 
-    not_obl = tmp_path / "x.safetensors"
-    save_params({"params": {"dense": {"kernel": np.zeros((2, 2), np.float32)}}}, not_obl)
     argv = [a.format(not_obl=not_obl, data=DATA) for a in argv]
     with pytest.raises(SystemExit) as exit_info:
         manual_game.main(argv, read=lambda _: "5", write=lambda _: None)
