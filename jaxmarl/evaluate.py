@@ -31,13 +31,13 @@ It writes ``evaluation/cross_play_step_N.json`` and, with matplotlib, a heatmap 
 
 ``--partner RUN_DIR`` takes the column seeds from another run on the same env, of any learner
 (IPPO's seeds with MAPPO's, or with a Q-learner's): ``evaluation/cross_play_step_N_vs_<partner
-directory name>_step_M.json``, every cell cross-play. ``--obl-partner WEIGHTS...`` takes
-them from OBL's pretrained Hanabi agents instead (one column per weight file;
-``envs/hanabi/README.md``).
+directory name>_step_M.json``, every cell cross-play.
 
-``--jaxnav-levels LEVEL...`` plays a JaxNav run on JaxMARL's hand-made test levels (names or
-collections such as ``hard``; ``envs/jaxnav/README.md``): one greedy episode per seed and
-level, in ``evaluation/jaxnav_levels_step_N.json``.
+Env families add options of their own (``--help`` lists them with the env of the runs they
+take), declared in the family's ``__init__`` (``jaxmarl.registry.register_family``'s
+``evaluate_flags``): partners for ``--cross-play`` (``PartnerFlag``, such as Hanabi's
+``--obl-partner``) or an evaluation of their own (``ReportFlag``, such as JaxNav's
+``--jaxnav-levels``). Each family's README describes its options.
 
 User errors (no such run directory, no checkpoint, a bad flag) exit with status 2 and one line.
 """
@@ -56,6 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmarl import registry
 from jaxmarl.algorithms import algorithm as find_algorithm
 from jaxmarl.config import ConfigError, config_from_file
 from jaxmarl.env import MultiAgentEnv
@@ -466,22 +467,16 @@ def _parser() -> argparse.ArgumentParser:
         help="with --cross-play: the column seeds come from this run (same env, any learner; "
         "its latest checkpoint) instead of this run's own",
     )
-    partners.add_argument(
-        "--obl-partner",
-        type=Path,
-        nargs="+",
-        metavar="WEIGHTS",
-        help="with --cross-play on 2-player Hanabi: the columns are OBL's pretrained agents, "
-        "from JaxMARL's obl-r2d2-flax weight files (*.safetensors) or folders holding them",
-    )
-    parser.add_argument(
-        "--jaxnav-levels",
-        nargs="+",
-        metavar="LEVEL",
-        help="a JaxNav run on JaxMARL's hand-made test levels: level names or collections "
-        "(test, single, multi, hard, corridor, just-long-corridor); one greedy episode per "
-        "seed and level, levels with the run's number of robots",
-    )
+    reports = parser.add_mutually_exclusive_group()
+    for family_flag in registry.evaluate_flags():
+        group = partners if isinstance(family_flag, registry.PartnerFlag) else reports
+        group.add_argument(
+            family_flag.flag,
+            dest=_dest(family_flag.flag),
+            nargs="+",
+            metavar=family_flag.metavar,
+            help=f"{family_flag.help} (runs on {family_flag.env_id})",
+        )
     return parser
 
 
@@ -499,17 +494,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise EvaluateError(f"--episodes must be at least 1, got {args.episodes}")
         if args.step is not None and args.step < 0:
             raise EvaluateError(f"--step takes a checkpoint step >= 0, got {args.step}")
-        for flag in ("row_agents", "partner", "obl_partner"):
-            if getattr(args, flag) and not args.cross_play:
-                raise EvaluateError(f"--{flag.replace('_', '-')} goes with --cross-play")
+        family_flags = [
+            (flag, values)
+            for flag in registry.evaluate_flags()
+            if (values := getattr(args, _dest(flag.flag))) is not None
+        ]
+        for name in ("row_agents", "partner"):
+            if getattr(args, name) and not args.cross_play:
+                raise EvaluateError(f"--{name.replace('_', '-')} goes with --cross-play")
+        for flag, _ in family_flags:
+            if isinstance(flag, registry.PartnerFlag) != args.cross_play:
+                way = "with" if isinstance(flag, registry.PartnerFlag) else "without"
+                raise EvaluateError(f"{flag.flag} goes {way} --cross-play")
         run = load_run(args.run_dir, step=args.step, best=args.best)
         partner = None if args.partner is None else load_run(args.partner).as_partner()
-        if args.obl_partner:
-            partner = _obl_partner(run, args.obl_partner)
-        if args.jaxnav_levels:
-            if args.cross_play:
-                raise EvaluateError("--jaxnav-levels goes without --cross-play")
-            levels = _jaxnav_levels(run, args.jaxnav_levels)
+        report = None
+        for flag, values in family_flags:
+            env_id = run.config.env.env_id
+            if env_id != flag.env_id:
+                raise EvaluateError(
+                    f"{flag.flag} takes a run on {flag.env_id}; {run.run_dir} trained on {env_id}"
+                )
+            try:  # the family checks the values before anything compiles
+                made = flag.load()(run, values)
+            except ValueError as error:
+                raise EvaluateError(f"{flag.flag}: {error}") from None
+            if isinstance(flag, registry.PartnerFlag):
+                partner = made
+            else:
+                report = made
         if args.cross_play:
             # Checks its arguments before it compiles, so bad ones end here with status 2.
             crossed = cross_play(run, args.episodes, args.seed, args.row_agents, partner)
@@ -518,8 +531,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.cross_play:
         return _write_cross_play(run, crossed, args.seed, partner)
-    if args.jaxnav_levels:
-        return _write_jaxnav_levels(run, levels, args.seed)
+    if report is not None:
+        report(args.seed)
+        return 0
     from jaxmarl.render import can_render
     from jaxmarl.training.host.loop import write_greedy_gif
 
@@ -546,68 +560,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _jaxnav_levels(run: TrainedRun, levels: Sequence[str]) -> list[str]:
-    """The level names asked for, checked before anything compiles."""
-    env_id = run.config.env.env_id
-    if env_id != "jaxnav":
-        raise EvaluateError(
-            f"--jaxnav-levels: test levels are JaxNav's; {run.run_dir} trained on {env_id}"
-        )
-    from jaxmarl.envs.jaxnav.jaxnav_singletons import LEVELS, level_names
-
-    try:
-        names = level_names(list(levels))
-    except ValueError as error:
-        raise EvaluateError(f"--jaxnav-levels: {error}") from None
-    robots = run.env.num_agents
-    fitting = [n for n in LEVELS if len(LEVELS[n].start_pose) == robots] + ["CircleCross"]
-    if not set(names) & set(fitting):
-        raise EvaluateError(
-            f"--jaxnav-levels: none of {names} has the run's {robots} robots; levels that do: "
-            f"{', '.join(fitting)}"
-        )
-    return names
-
-
-def _write_jaxnav_levels(run: TrainedRun, levels: list[str], seed: int) -> int:
-    from jaxmarl.envs.jaxnav.jaxnav_singletons import evaluate_on_levels
-
-    results = evaluate_on_levels(run, levels, seed)
-    out_dir = run.run_dir / "evaluation"
-    out_dir.mkdir(exist_ok=True)
-    json_path = out_dir / f"jaxnav_levels_step_{run.step}.json"
-    record = {
-        "alg": run.alg,
-        "step": run.step,
-        "evaluation_seed": seed,
-        "num_agents": results.num_agents,
-        "skipped": list(results.skipped),
-        "levels": {
-            level: {name: values.tolist() for name, values in metrics.items()}
-            for level, metrics in results.metrics.items()
-        },
-    }
-    json_path.write_text(json.dumps(record, indent=2) + "\n")
-    print(
-        f"{run.alg}, checkpoint step {run.step}: one greedy episode per seed ({run.num_seeds}) "
-        f"on each JaxNav test level with {results.num_agents} robots; mean over seeds"
-    )
-    print(results.table())
-    if results.skipped:
-        print(f"skipped (another number of robots): {', '.join(results.skipped)}")
-    print(f"-> {json_path}")
-    return 0
-
-
-def _obl_partner(run: TrainedRun, weights: Sequence[Path]) -> Partner:
-    env_id = run.config.env.env_id
-    if env_id != "hanabi":
-        raise EvaluateError(
-            f"--obl-partner: OBL's agents play Hanabi; {run.run_dir} trained on {env_id}"
-        )
-    from jaxmarl.envs.hanabi.pretrained.partner import obl_partner
-
-    return obl_partner(weights, dict(run.config.env.env_kwargs))
+def _dest(flag: str) -> str:
+    """argparse's attribute name for ``flag``."""
+    return flag.lstrip("-").replace("-", "_")
 
 
 def _write_cross_play(

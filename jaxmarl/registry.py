@@ -10,7 +10,9 @@ Each env family (a subpackage ``jaxmarl.envs.<family>``) registers its own ids f
 is consulted (``make``, ``spec``, ``register``, ``registered_envs``) it imports every subpackage
 of ``jaxmarl.envs``. So a family ``__init__`` must stay light: it registers entry-point strings
 and imports none of its env modules (nor anything of another family), and adding a family
-touches only its own folder.
+touches only its own folder. A family may also add options of its own to
+``python -m jaxmarl.evaluate`` (``register_family``'s ``evaluate_flags``: a ``PartnerFlag`` or a
+``ReportFlag``), declared here as strings and imported only when used.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import difflib
 import importlib
 import inspect
 import pkgutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jaxmarl.env import MultiAgentEnv
@@ -52,6 +54,52 @@ class EnvSpec:
         return getattr(importlib.import_module(module_name), attr)
 
 
+@dataclasses.dataclass(frozen=True)
+class EvaluateFlag:
+    """A family's own option of ``python -m jaxmarl.evaluate`` (``register_family``).
+
+    Use one of its two kinds, ``PartnerFlag`` or ``ReportFlag``.
+
+    Attributes:
+        flag: the option, such as ``"--jaxnav-levels"``; it takes one or more strings.
+        env_id: the env id of the runs it takes; a run on another env is refused (status 2).
+        metavar: the name of its values in ``--help``.
+        help: its ``--help`` text.
+        target: ``"module:function"`` relative to the family package, imported only when the
+            flag is given, and called as ``function(run, values)`` with the
+            ``jaxmarl.evaluate.TrainedRun`` and the strings. It raises ``ValueError`` for bad
+            values before anything compiles; the command line prints that as one line and exits
+            with status 2.
+    """
+
+    flag: str
+    env_id: str
+    metavar: str
+    help: str
+    target: str
+
+    def load(self) -> Callable[..., Any]:
+        module_name, _, function = self.target.partition(":")
+        return getattr(importlib.import_module(module_name), function)
+
+
+@dataclasses.dataclass(frozen=True)
+class PartnerFlag(EvaluateFlag):
+    """Partners for ``--cross-play``, instead of ``--partner RUN_DIR``.
+
+    ``target`` returns a ``jaxmarl.evaluate.Partner``: the columns of the cross-play matrix.
+    """
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportFlag(EvaluateFlag):
+    """An evaluation of the family's own instead of the plain one (not with ``--cross-play``).
+
+    ``target`` checks the values and returns ``report(seed)``, which plays the run, prints its
+    table and writes its files under ``RUN_DIR/evaluation/``.
+    """
+
+
 _REGISTRY: dict[str, EnvSpec] = {}
 # JaxMARL exposes the ids as a list (``registered_envs``, served by ``__getattr__`` below once the
 # families are loaded); it is kept in step with the registry.
@@ -60,6 +108,8 @@ _families_loaded = False
 # Families' explanations of unknown ids that look like theirs, as "package.module:function"
 # (``register_family``'s ``unknown_id_hint``), imported only when an unknown id is looked up.
 _UNKNOWN_ID_HINTS: list[str] = []
+# Families' options of ``python -m jaxmarl.evaluate``, by flag, targets package-qualified.
+_EVALUATE_FLAGS: dict[str, EvaluateFlag] = {}
 
 
 def __getattr__(name: str) -> Any:
@@ -123,7 +173,11 @@ def register(
 
 
 def register_family(
-    package: str, entry_points: Mapping[str, str], *, unknown_id_hint: str | None = None
+    package: str,
+    entry_points: Mapping[str, str],
+    *,
+    unknown_id_hint: str | None = None,
+    evaluate_flags: Sequence[EvaluateFlag] = (),
 ) -> None:
     """Register an env family's ids; called from the family's package ``__init__``.
 
@@ -138,9 +192,11 @@ def register_family(
             returns a sentence for an unknown id that looks like one of the family's (MABrax:
             the known factorisations for ``"ant_3x3"``) or ``None``; imported only when an
             unknown id is looked up, and added to that error.
+        evaluate_flags: the family's options of ``python -m jaxmarl.evaluate``
+            (``PartnerFlag``, ``ReportFlag``), their targets relative to ``package``.
 
     Raises:
-        ValueError: an id is already registered with another entry point.
+        ValueError: an id is already registered with another entry point, or a flag is taken.
     """
     for env_id, entry_point in entry_points.items():
         env_spec = EnvSpec(env_id=env_id, entry_point=f"{package}.{entry_point}")
@@ -148,6 +204,20 @@ def register_family(
             _add(env_spec, overwrite=False)
     if unknown_id_hint is not None and f"{package}.{unknown_id_hint}" not in _UNKNOWN_ID_HINTS:
         _UNKNOWN_ID_HINTS.append(f"{package}.{unknown_id_hint}")
+    for flag in evaluate_flags:
+        flag = dataclasses.replace(flag, target=f"{package}.{flag.target}")
+        taken = _EVALUATE_FLAGS.setdefault(flag.flag, flag)
+        if taken != flag:
+            raise ValueError(
+                f"evaluate flag {flag.flag} is already registered (for {taken.env_id} runs, "
+                f"{taken.target}); give {package}'s flag another name"
+            )
+
+
+def evaluate_flags() -> tuple[EvaluateFlag, ...]:
+    """Every family's options of ``python -m jaxmarl.evaluate``, in registration order."""
+    _load_families()
+    return tuple(_EVALUATE_FLAGS.values())
 
 
 def _families_hints(env_id: str) -> list[str]:

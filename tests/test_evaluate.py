@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-from jaxmarl import evaluate, train
+from jaxmarl import evaluate, registry, train
 from jaxmarl.training.host.logging import read_jsonl
 from jaxmarl.training.learner import evaluate as learner_evaluate
 from tests.test_train_cli import TINY
@@ -260,3 +260,81 @@ def test_partner_user_errors(
     assert evaluate.main([str(pair_run_dir), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+# --- options that env families add (jaxmarl.registry.PartnerFlag / ReportFlag) ---
+
+# What the fake family targets below were called with.
+CALLS: list = []
+
+
+def fake_report(run, values):
+    if values == ["bad"]:
+        raise ValueError("'bad' is not a level")
+    CALLS.append(("checked", values))
+    return lambda seed: CALLS.append(("report", run.step, seed)) or print("the fake report")
+
+
+def fake_partner(run, values):
+    CALLS.append(("partner", values))
+    return "the fake partner"
+
+
+@pytest.fixture
+def family_flags(run_dir, monkeypatch):
+    """A report flag for the run's env, a partner flag for it and a report flag for another."""
+    env_id = evaluate.load_run(run_dir).config.env.env_id
+    registry.evaluate_flags()  # the real families first, so that they do not land in the patch
+    flags = [
+        registry.ReportFlag("--fake-report", env_id, "X", "a report", f"{__name__}:fake_report"),
+        registry.PartnerFlag("--fake-partner", env_id, "W", "partners", f"{__name__}:fake_partner"),
+        registry.ReportFlag("--other-report", "hanabi", "X", "another", f"{__name__}:fake_report"),
+    ]
+    for flag in flags:
+        monkeypatch.setitem(registry._EVALUATE_FLAGS, flag.flag, flag)
+    CALLS.clear()
+    return env_id
+
+
+def test_a_family_report_flag_replaces_the_plain_evaluation(run_dir, family_flags, capsys):
+    help_text = evaluate._parser().format_help()
+    assert f"a report (runs on {family_flags})" in help_text and "--other-report" in help_text
+    assert evaluate.main([str(run_dir), "--fake-report", "a", "b", "--seed", "7"]) == 0
+    assert CALLS == [("checked", ["a", "b"]), ("report", 3, 7)]
+    assert "the fake report" in capsys.readouterr().out
+
+
+def test_a_family_partner_flag_gives_cross_plays_columns(run_dir, family_flags, monkeypatch):
+    def cross_play(run, episodes, seed, row_agents, partner):
+        CALLS.append(("cross_play", partner))
+        raise evaluate.EvaluateError("stop before compiling")
+
+    monkeypatch.setattr(evaluate, "cross_play", cross_play)
+    assert evaluate.main([str(run_dir), "--cross-play", "--fake-partner", "w1", "w2"]) == 2
+    assert CALLS == [("partner", ["w1", "w2"]), ("cross_play", "the fake partner")]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--other-report", "a"], "--other-report takes a run on hanabi; {run} trained on {env}"),
+        (["--fake-report", "bad"], "--fake-report: 'bad' is not a level"),
+        (["--fake-report", "a", "--cross-play"], "--fake-report goes without --cross-play"),
+        (["--fake-partner", "w"], "--fake-partner goes with --cross-play"),
+        (["--fake-report", "a", "--other-report", "b"], "not allowed with argument"),
+        (["--cross-play", "--fake-partner", "w", "--partner", "p"], "not allowed with argument"),
+    ],
+)
+def test_family_flag_user_errors(run_dir, family_flags, capsys, argv, message):
+    assert evaluate.main([str(run_dir), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message.format(run=run_dir, env=family_flags) in err and len(err.splitlines()) == 1
+    assert not any(call[0] == "report" for call in CALLS)
+
+
+def test_a_flag_name_is_one_familys():
+    registry.evaluate_flags()
+    taken = next(iter(registry._EVALUATE_FLAGS.values()))
+    clash = dataclasses.replace(taken, target="elsewhere:function")
+    with pytest.raises(ValueError, match=f"evaluate flag {taken.flag} is already registered"):
+        registry.register_family("tests.fake_family", {}, evaluate_flags=[clash])

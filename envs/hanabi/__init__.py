@@ -9,10 +9,24 @@ Importing this package registers the family's id and loads no env module (``jaxm
 """
 
 from jaxmarl._lazy import lazy_exports
-from jaxmarl.registry import register_family
+from jaxmarl.registry import PartnerFlag, register_family
 
 # JaxMARL's id, kept verbatim so code written for JaxMARL runs unchanged.
-register_family(__name__, {"hanabi": "hanabi:HanabiEnv"})
+register_family(
+    __name__,
+    {"hanabi": "hanabi:HanabiEnv"},
+    evaluate_flags=[
+        PartnerFlag(
+            "--obl-partner",
+            env_id="hanabi",
+            metavar="WEIGHTS",
+            help="with --cross-play on 2-player Hanabi: the columns are OBL's pretrained "
+            "agents, from JaxMARL's obl-r2d2-flax weight files (*.safetensors) or folders "
+            "holding them",
+            target="pretrained.partner:obl_partner_of_run",
+        )
+    ],
+)
 
 _EXPORTS = {
     "CARD_KNOWLEDGE_MODES": "hanabi",

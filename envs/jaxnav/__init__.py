@@ -9,10 +9,24 @@ below is imported from its submodule on first use (``jaxmarl._lazy``).
 """
 
 from jaxmarl._lazy import lazy_exports
-from jaxmarl.registry import register_family
+from jaxmarl.registry import ReportFlag, register_family
 
 # JaxMARL's id, kept verbatim so code written for JaxMARL runs unchanged.
-register_family(__name__, {"jaxnav": "jaxnav_env:JaxNav"})
+register_family(
+    __name__,
+    {"jaxnav": "jaxnav_env:JaxNav"},
+    evaluate_flags=[
+        ReportFlag(
+            "--jaxnav-levels",
+            env_id="jaxnav",
+            metavar="LEVEL",
+            help="JaxMARL's hand-made JaxNav test levels: level names or collections (test, "
+            "single, multi, hard, corridor, just-long-corridor); one greedy episode per seed "
+            "and level, levels with the run's number of robots",
+            target="jaxnav_singletons:levels_report",
+        )
+    ],
+)
 
 _EXPORTS = {
     "JaxNav": "jaxnav_env",

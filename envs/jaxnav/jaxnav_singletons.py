@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,7 @@ __all__ = [
     "evaluate_on_levels",
     "level_kwargs",
     "level_names",
+    "levels_report",
     "make_jaxnav_singleton",
     "make_jaxnav_singleton_collection",
     "registered_singleton_collections",
@@ -525,3 +528,49 @@ def evaluate_on_levels(run: Any, levels: str | list[str], seed: int = 0) -> Leve
         result = jax.device_get(jax.jit(jax.vmap(play))(run.params))
         metrics[name] = {k: np.asarray(v, np.float64) for k, v in result.items()}
     return LevelResults(metrics, tuple(skipped), num_agents)
+
+
+def levels_report(run: Any, levels: list[str]) -> Callable[[int], None]:
+    """``python -m jaxmarl.evaluate RUN_DIR --jaxnav-levels LEVEL...`` (a ``ReportFlag``).
+
+    Checks the level names, and that some of them have the run's number of robots, before
+    anything compiles (``ValueError``); returns ``report(seed)``, which plays
+    :func:`evaluate_on_levels`, prints its table and writes
+    ``RUN_DIR/evaluation/jaxnav_levels_step_N.json``.
+    """
+    names = level_names(list(levels))
+    robots = run.env.num_agents
+    fitting = [n for n in LEVELS if len(LEVELS[n].start_pose) == robots] + ["CircleCross"]
+    if not set(names) & set(fitting):
+        raise ValueError(
+            f"none of {names} has the run's {robots} robots; levels that do: {', '.join(fitting)}"
+        )
+
+    def report(seed: int) -> None:
+        results = evaluate_on_levels(run, names, seed)
+        out_dir = run.run_dir / "evaluation"
+        out_dir.mkdir(exist_ok=True)
+        json_path = out_dir / f"jaxnav_levels_step_{run.step}.json"
+        record = {
+            "alg": run.alg,
+            "step": run.step,
+            "evaluation_seed": seed,
+            "num_agents": results.num_agents,
+            "skipped": list(results.skipped),
+            "levels": {
+                level: {name: values.tolist() for name, values in metrics.items()}
+                for level, metrics in results.metrics.items()
+            },
+        }
+        json_path.write_text(json.dumps(record, indent=2) + "\n")
+        print(
+            f"{run.alg}, checkpoint step {run.step}: one greedy episode per seed "
+            f"({run.num_seeds}) on each JaxNav test level with {results.num_agents} robots; "
+            f"mean over seeds"
+        )
+        print(results.table())
+        if results.skipped:
+            print(f"skipped (another number of robots): {', '.join(results.skipped)}")
+        print(f"-> {json_path}")
+
+    return report

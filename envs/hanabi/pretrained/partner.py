@@ -16,13 +16,13 @@ import jax
 import jax.numpy as jnp
 
 import jaxmarl
-from jaxmarl.evaluate import EvaluateError, Partner
+from jaxmarl.evaluate import EvaluateError, Partner, TrainedRun
 from jaxmarl.training.types import StepInput
 from jaxmarl.wrappers import AgentBatch
 
 from .obl_r2d2_agent import OBLAgentR2D2
 
-__all__ = ["obl_network_of", "obl_partner", "weight_files"]
+__all__ = ["obl_network_of", "obl_partner", "obl_partner_of_run", "weight_files"]
 
 
 def weight_files(weights: Sequence[str | Path]) -> list[tuple[str, Path]]:
@@ -104,7 +104,7 @@ def obl_partner(weights: Sequence[str | Path], env_kwargs: dict | None = None) -
         )
     files = weight_files(weights)
     if not files:
-        raise EvaluateError("--obl-partner needs at least one OBL weight file or folder")
+        raise EvaluateError("no OBL weight file or folder given")
     loaded = [(name, load_params(path)) for name, path in files]
     agents = {name: obl_network_of(name, params) for name, params in loaded}
     agent = agents[files[0][0]]
@@ -145,3 +145,9 @@ def obl_partner(weights: Sequence[str | Path], env_kwargs: dict | None = None) -
         record={"obl_weights": [str(path) for _, path in files]},
         member_kind="agent",
     )
+
+
+def obl_partner_of_run(run: TrainedRun, weights: Sequence[str]) -> Partner:
+    """``python -m jaxmarl.evaluate RUN_DIR --cross-play --obl-partner WEIGHTS...`` (a
+    ``PartnerFlag``): :func:`obl_partner` for the run's Hanabi."""
+    return obl_partner(weights, dict(run.config.env.env_kwargs))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import pathlib
 import re
-from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -245,13 +244,6 @@ def test_obl_partner_user_errors(hanabi_run, weights, not_obl, tmp_path, capsys)
     assert "is not an OBL R2D2 weight file" in err and len(err.splitlines()) == 1
     assert evaluate.main([str(hanabi_run), "--obl-partner", str(small_file)]) == 2
     assert "--obl-partner goes with --cross-play" in capsys.readouterr().err
-    not_hanabi = SimpleNamespace(
-        run_dir="runs/mpe", config=SimpleNamespace(env=SimpleNamespace(env_id="MPE_simple_v3"))
-    )
-    with pytest.raises(
-        evaluate.EvaluateError, match="OBL's agents play Hanabi; runs/mpe trained on MPE_simple_v3"
-    ):
-        evaluate._obl_partner(not_hanabi, [small_file])
 
 
 # --- the terminal game (python -m jaxmarl.envs.hanabi.manual_game) ---

@@ -202,10 +202,9 @@ def test_level_flag_user_errors(jaxnav_run, capsys, argv, message):
 
 
 def test_levels_need_a_jaxnav_run():
+    # (From the command line the core refuses it first: tests/test_evaluate.py.)
     not_jaxnav = SimpleNamespace(
         run_dir="runs/mpe", config=SimpleNamespace(env=SimpleNamespace(env_id="MPE_simple_v3"))
     )
-    with pytest.raises(evaluate.EvaluateError, match="runs/mpe trained on MPE_simple_v3"):
-        evaluate._jaxnav_levels(not_jaxnav, ["hard"])
     with pytest.raises(ValueError, match="runs/mpe trained on MPE_simple_v3"):
         singletons.evaluate_on_levels(not_jaxnav, "hard")
