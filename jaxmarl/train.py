@@ -72,6 +72,7 @@ from jaxmarl.config import (
     save_config,
 )
 from jaxmarl.training.host.distributed import Launch
+from jaxmarl.training.host.interrupts import latch_ctrl_c
 from jaxmarl.training.host.logging import check_loggers, rows_with_episodes
 from jaxmarl.training.host.results import final_results, marl_eval_json, write_json, write_table
 from jaxmarl.training.host.rundir import (
@@ -470,6 +471,10 @@ def _execute_follower(command: Command, learner) -> int:
     return 0
 
 
+# Latched from before run.json is written, not only in the training loop: a Ctrl-C that Python
+# drops in a garbage-collection callback (XLA's) during the imports or summary around the loop
+# would otherwise be lost, and the run would go on and exit 0.
+@latch_ctrl_c
 def _execute_locked(command: Command, algorithm: Algorithm, learner, lock: RunDirLock) -> int:
     config, run_dir = command.config, command.run_dir
     if lock.took_over:

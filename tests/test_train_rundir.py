@@ -204,6 +204,41 @@ def test_a_start_stopped_before_any_metrics_runs_again_with_the_same_command(tmp
     assert [r["update"] for r in read_jsonl(run_dir / "metrics.jsonl")] == [1, 2, 3]
 
 
+def test_a_ctrl_c_dropped_between_writing_the_run_and_training_stops_the_run(
+    tmp_path, monkeypatch, capsys
+):
+    """Python drops a Ctrl-C that lands in a garbage-collection callback (XLA has one). One that
+    came after run.json, among the imports before the training loop, was lost and the run went
+    on to exit 0 (seen in a fresh-clone suite run); the command now latches it from the start."""
+    import gc
+
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: None)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a worker may ignore it
+
+    def dropped_ctrl_c(phase, info):
+        if phase == "start":
+            os.kill(os.getpid(), signal.SIGINT)
+            sum(range(100))  # the handler runs by here; gc drops its KeyboardInterrupt
+
+    def save_config_then_ctrl_c(*args):
+        save_config(*args)
+        gc.callbacks.append(dropped_ctrl_c)
+        try:
+            gc.collect()
+        finally:
+            gc.callbacks.remove(dropped_ctrl_c)
+
+    monkeypatch.setattr(train, "save_config", save_config_then_ctrl_c)
+    try:
+        assert train.main(_tiny(tmp_path)) == train.INTERRUPTED
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert "interrupted:" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "metrics.jsonl").exists() or not read_jsonl(
+        tmp_path / "run" / "metrics.jsonl"
+    )
+
+
 def test_a_real_ctrl_c_before_the_first_checkpoint_then_the_documented_restart(tmp_path, capsys):
     """SIGINT while the first process compiles (run.json is written just before), then
     ``--resume RUN_DIR`` trains the run from the beginning."""
