@@ -25,9 +25,7 @@ _CACHE = os.environ.get(
     "JAXMARL_TEST_COMPILATION_CACHE", os.path.join(tempfile.gettempdir(), "jaxmarl-xla-cache")
 )
 jax.config.update("jax_compilation_cache_dir", _CACHE)
-# Every program, however quick to compile: after each module's release (below) the next module
-# reads them back instead of compiling again (the cold suite's gain: benchmarks/FINDINGS.md).
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
 jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 
 # The train command opts in to the unrolled CPU threefry lowering (jaxmarl.cpu_rng), and the
