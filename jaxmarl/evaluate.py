@@ -136,6 +136,20 @@ class TrainedRun:
     def policy(self, seed: int = 0) -> GreedyPolicy:
         return GreedyPolicy(self.learner, self.seed_params(seed))
 
+    @property
+    def evaluation_dir(self) -> Path:
+        """``RUN_DIR/evaluation/``, where evaluations write their files (made if missing)."""
+        path = self.run_dir / "evaluation"
+        path.mkdir(exist_ok=True)
+        return path
+
+    def write_evaluation(self, name: str, record: dict[str, Any]) -> Path:
+        """Writes ``record``, after the run's ``alg`` and checkpoint ``step``, as
+        ``RUN_DIR/evaluation/<name>.json``; returns its path."""
+        path = self.evaluation_dir / f"{name}.json"
+        path.write_text(json.dumps({"alg": self.alg, "step": self.step, **record}, indent=2) + "\n")
+        return path
+
     def as_partner(self) -> Partner:
         """This run's seeds as the columns of another run's :func:`cross_play`."""
         if self.learner.evaluate_tasks is not None:
@@ -538,23 +552,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     from jaxmarl.training.host.loop import write_greedy_gif
 
     rows = evaluate_run(run, args.episodes, args.seed)
-    out_dir = run.run_dir / "evaluation"
-    out_dir.mkdir(exist_ok=True)
     table = _table(rows)
-    result = {
-        "alg": run.alg,
-        "step": run.step,
-        "episodes_per_seed": args.episodes,
-        "evaluation_seed": args.seed,
-        "seeds": rows,
-    }
-    json_path = out_dir / f"step_{run.step}.json"
-    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    result = {"episodes_per_seed": args.episodes, "evaluation_seed": args.seed, "seeds": rows}
+    json_path = run.write_evaluation(f"step_{run.step}", result)
     print(f"{run.alg}, checkpoint step {run.step}, {args.episodes} greedy episodes per seed")
     print(table)
     print(f"-> {json_path}")
     if not args.no_gif and can_render(run.env):
-        gif_path = out_dir / f"step_{run.step}.gif"
+        gif_path = run.evaluation_dir / f"step_{run.step}.gif"
         write_greedy_gif(run.learner, run.seed_params(0), jax.random.key(args.seed), gif_path)
         print(f"-> {gif_path}")
     return 0
@@ -568,12 +573,8 @@ def _dest(flag: str) -> str:
 def _write_cross_play(
     run: TrainedRun, crossed: CrossPlay, seed: int, partner: Partner | None = None
 ) -> int:
-    out_dir = run.run_dir / "evaluation"
-    out_dir.mkdir(exist_ok=True)
     summary = crossed.summary()
     result = {
-        "alg": run.alg,
-        "step": run.step,
         "episodes_per_pair": crossed.episodes,
         "evaluation_seed": seed,
         "row_agents": list(crossed.row_agents),
@@ -598,8 +599,7 @@ def _write_cross_play(
         row_label = f"{run.alg} {row_label}"
         col_label = f"{partner.label} {col_label.format(kind=partner.member_kind)}"
         title = f"{run.alg} with {partner.label} on {run.env.name}: greedy episode return"
-    json_path = out_dir / f"{name}.json"
-    json_path.write_text(json.dumps(result, indent=2) + "\n")
+    json_path = run.write_evaluation(name, result)
     print(
         f"{run.alg}, checkpoint step {run.step}: {seeds}, {crossed.episodes} greedy episodes "
         f"per pair; rows: {rows}, columns: {cols}"
@@ -620,7 +620,7 @@ def _write_cross_play(
 
         png_path = plot_matrix(
             crossed.returns,
-            out_dir / f"{name}.png",
+            run.evaluation_dir / f"{name}.png",
             row_label=row_label,
             col_label=col_label,
             title=title,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -548,12 +547,7 @@ def levels_report(run: Any, levels: list[str]) -> Callable[[int], None]:
 
     def report(seed: int) -> None:
         results = evaluate_on_levels(run, names, seed)
-        out_dir = run.run_dir / "evaluation"
-        out_dir.mkdir(exist_ok=True)
-        json_path = out_dir / f"jaxnav_levels_step_{run.step}.json"
         record = {
-            "alg": run.alg,
-            "step": run.step,
             "evaluation_seed": seed,
             "num_agents": results.num_agents,
             "skipped": list(results.skipped),
@@ -562,7 +556,7 @@ def levels_report(run: Any, levels: list[str]) -> Callable[[int], None]:
                 for level, metrics in results.metrics.items()
             },
         }
-        json_path.write_text(json.dumps(record, indent=2) + "\n")
+        json_path = run.write_evaluation(f"jaxnav_levels_step_{run.step}", record)
         print(
             f"{run.alg}, checkpoint step {run.step}: one greedy episode per seed "
             f"({run.num_seeds}) on each JaxNav test level with {results.num_agents} robots; "
