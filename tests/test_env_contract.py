@@ -7,8 +7,8 @@ does not retrace; episodes end at the time limit with ``truncated`` and an auto-
 ``reset_state`` is honoured; ``with_terminal_obs`` returns the pre-reset observations.
 
 Besides every id with its defaults, ``VARIANTS`` runs the suite on constructor options that change
-shapes or code paths (player counts, layouts, observation kinds). One jitted rollout per case is
-shared by the checks (compiling dominates the cost).
+shapes or code paths (player counts, layouts, observation kinds). Compiling dominates the cost,
+so a case's checks share its programs (one rollout, one step, ...) and run one after another.
 """
 
 from __future__ import annotations
@@ -73,14 +73,32 @@ def rollout_steps(env_id):
 
 @functools.cache
 def programs(env_id):
-    """Jitted entry points shared by the tests of one env (each compiles once)."""
+    """Jitted entry points shared by the tests of one env (each compiles once).
+
+    ``step_traces`` grows by one each time ``step`` is traced, so the retrace check needs no
+    program of its own.
+    """
     env = make_env(env_id)
+    step_traces = []
+
+    def step(key, state, actions):
+        step_traces.append(None)  # runs only while jit traces
+        return env.step(key, state, actions)
+
+    def batched_first_step(key):
+        """``reset``, random actions and ``step``, all under ``vmap``: one program."""
+        action_key, step_key = jax.random.split(key)
+        _, state = env.reset(key)
+        actions = random_actions(env, action_key, state)
+        return state, actions, step_key, env.step(step_key, state, actions)
+
     return dict(
         reset=jax.jit(env.reset),
-        step=jax.jit(env.step),
+        step=jax.jit(step),
+        step_traces=step_traces,
         step_env=jax.jit(env.step_env),
         step_full=jax.jit(env.step, static_argnames="with_terminal_obs"),
-        vstep=jax.jit(jax.vmap(env.step)),
+        batched_first_step=jax.jit(jax.vmap(batched_first_step)),
         actions=jax.jit(functools.partial(random_actions, env)),
     )
 
@@ -119,9 +137,14 @@ def rollout_fn(env_id):
 
 
 @functools.cache
+def batched_rollout_fn(env_id):
+    return jax.jit(jax.vmap(rollout_fn(env_id)))
+
+
+@functools.cache
 def batched_rollouts(env_id):
     keys = jax.random.split(jax.random.key(42), BATCH)
-    return keys, jax.jit(jax.vmap(rollout_fn(env_id)))(keys)
+    return keys, batched_rollout_fn(env_id)(keys)
 
 
 # Ids whose full contract run does not fit CI's CPU budget: multi-agent MuJoCo compiles MJX
@@ -134,12 +157,15 @@ NIGHTLY_IDS = {"ant_4x2", "halfcheetah_6x1", "hopper_3x1", "humanoid_9|8", "walk
 EAGER_NIGHTLY_IDS = NIGHTLY_IDS | {"jaxnav", "storm", "storm_np"}
 
 
-@pytest.fixture(
-    params=[
-        pytest.param(c, marks=pytest.mark.nightly) if base_id(c) in NIGHTLY_IDS else c
-        for c in CASES
-    ]
-)
+def case_param(case, nightly_ids):
+    """``case`` as a pytest param, marked nightly if its id is in ``nightly_ids``."""
+    return pytest.param(case, marks=pytest.mark.nightly) if base_id(case) in nightly_ids else case
+
+
+# Module scope makes pytest order the tests case by case, so pytest-xdist, which hands each
+# worker runs of consecutive tests, mostly gives one worker all the checks of a case: its
+# programs (``functools.cache`` is per process) compile once, not once per worker.
+@pytest.fixture(scope="module", params=[case_param(c, NIGHTLY_IDS) for c in CASES])
 def env_id(request):
     return request.param
 
@@ -213,7 +239,7 @@ def test_dtypes_shapes_and_weak_types_stable(env_id):
 
 def test_same_key_same_trajectory_different_keys_differ(env_id):
     keys, first = batched_rollouts(env_id)
-    again = jax.jit(jax.vmap(rollout_fn(env_id)))(keys)
+    again = batched_rollout_fn(env_id)(keys)
     chex.assert_trees_all_equal(first, again)
     # Different keys give different trajectories (reset draws and random actions).
     observations = first[2]["obs"]
@@ -225,11 +251,7 @@ def test_same_key_same_trajectory_different_keys_differ(env_id):
 
 
 @pytest.mark.parametrize(
-    "env_id",
-    [
-        pytest.param(c, marks=pytest.mark.nightly) if base_id(c) in EAGER_NIGHTLY_IDS else c
-        for c in CASES
-    ],
+    "env_id", [case_param(c, EAGER_NIGHTLY_IDS) for c in CASES], scope="module"
 )
 def test_jit_equals_eager(env_id):
     env = make_env(env_id)
@@ -278,25 +300,26 @@ def assert_close_eager(env_id, jitted, eager):
 def test_vmap_equals_loop(env_id):
     run = programs(env_id)
     keys = jax.random.split(jax.random.key(9), 3)
-    obs, state = jax.vmap(run["reset"])(keys)
-    actions = jax.vmap(run["actions"])(keys, state)
-    batched = run["vstep"](keys, state, actions)
-    step = run["step"]
+    state, actions, step_keys, batched = run["batched_first_step"](keys)
     for i in range(3):
         pick = lambda tree: jax.tree.map(lambda x: x[i], tree)
-        single = step(keys[i], pick(state), pick(actions))
+        single = run["step"](step_keys[i], pick(state), pick(actions))
         assert_close_eager(env_id, pick(batched), single)
 
 
 def test_step_does_not_retrace(env_id):
-    env = make_env(env_id)
-    traced = chex.assert_max_traces(n=1)(lambda k, s, a: env.step(k, s, a))
-    step = jax.jit(traced)
-    _, state = env.reset(jax.random.key(10))
-    for i in range(3):
-        actions = random_actions(env, jax.random.key(11 + i), state)
-        _, state, *_ = step(jax.random.key(20 + i), state, actions)
-    chex.clear_trace_counter()
+    # The state a step returns has the reset state's signature, so stepping it hits the
+    # program compiled for the first step.
+    run = programs(env_id)
+    _, state = run["reset"](jax.random.key(10))
+    actions = run["actions"](jax.random.key(11), state)
+    _, state, *_ = run["step"](jax.random.key(20), state, actions)
+    traces = len(run["step_traces"])
+    assert traces >= 1
+    for i in range(1, 4):
+        actions = run["actions"](jax.random.key(11 + i), state)
+        _, state, *_ = run["step"](jax.random.key(20 + i), state, actions)
+    assert len(run["step_traces"]) == traces, "step retraced on the state it returned"
 
 
 def test_time_limit_truncates_and_resets(env_id):
