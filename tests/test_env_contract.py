@@ -85,20 +85,13 @@ def programs(env_id):
         step_traces.append(None)  # runs only while jit traces
         return env.step(key, state, actions)
 
-    def batched_first_step(key):
-        """``reset``, random actions and ``step``, all under ``vmap``: one program."""
-        action_key, step_key = jax.random.split(key)
-        _, state = env.reset(key)
-        actions = random_actions(env, action_key, state)
-        return state, actions, step_key, env.step(step_key, state, actions)
-
     return dict(
         reset=jax.jit(env.reset),
         step=jax.jit(step),
         step_traces=step_traces,
         step_env=jax.jit(env.step_env),
         step_full=jax.jit(env.step, static_argnames="with_terminal_obs"),
-        batched_first_step=jax.jit(jax.vmap(batched_first_step)),
+        vstep=jax.jit(jax.vmap(env.step)),
         actions=jax.jit(functools.partial(random_actions, env)),
     )
 
@@ -275,7 +268,9 @@ def test_jit_equals_eager(env_id):
 # acceleration of about 46), and the actuator quantities scale joint values by the gear
 # (walker2d_2x3: gear 100 turns a 1e-5 joint velocity difference into 9e-4), while positions,
 # velocities, observations, rewards and brax's metrics agree to 1e-5. Only leaves named with
-# these prefixes get the looser tolerance.
+# these prefixes get the looser tolerance. The constraint solver stops on a criterion over the
+# whole vector, so an entry's error scales with the vector's largest entry, not its own
+# (humanoid_9|8's `qacc_warmstart`: 1.3e-3 apart on an entry of 0.86, in a vector reaching 234).
 MJX_DERIVED_PREFIXES = ("qacc", "qfrc", "efc_", "cacc", "cfrc", "actuator_")
 
 
@@ -293,17 +288,24 @@ def assert_close_eager(env_id, jitted, eager):
         if not np.issubdtype(x.dtype, np.floating):
             np.testing.assert_array_equal(x, y, err_msg=name)
             continue
-        tol = dict(rtol=1e-4, atol=1e-3) if solver else dict(rtol=1e-5, atol=1e-5)
+        if solver:
+            tol = dict(rtol=1e-4, atol=max(1e-3, 1e-5 * float(np.abs(y).max(initial=0.0))))
+        else:
+            tol = dict(rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(x, y, err_msg=name, **tol)
 
 
 def test_vmap_equals_loop(env_id):
     run = programs(env_id)
     keys = jax.random.split(jax.random.key(9), 3)
-    state, actions, step_keys, batched = run["batched_first_step"](keys)
+    # The batched step gets its inputs from separate programs: fused with them, XLA may order
+    # MJX's float arithmetic differently from the single step (1e-5 apart on walker2d_2x3).
+    obs, state = jax.vmap(run["reset"])(keys)
+    actions = jax.vmap(run["actions"])(keys, state)
+    batched = run["vstep"](keys, state, actions)
     for i in range(3):
         pick = lambda tree: jax.tree.map(lambda x: x[i], tree)
-        single = run["step"](step_keys[i], pick(state), pick(actions))
+        single = run["step"](keys[i], pick(state), pick(actions))
         assert_close_eager(env_id, pick(batched), single)
 
 
