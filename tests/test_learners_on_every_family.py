@@ -32,7 +32,7 @@ IDS = [
     "jaxnav",
 ]
 CONTINUOUS = {"hopper_3x1", "jaxnav"}
-Q_LEARNERS = {"iql", "vdn", "qmix", "pqn_vdn"}
+Q_LEARNERS = {"iql", "vdn", "qmix", "shaq", "pqn_vdn"}
 
 _STEPS = ["num_steps=4", "run.total_timesteps=8"]
 _PPO = [*_STEPS, "num_minibatches=1", "update_epochs=1"]
@@ -41,7 +41,7 @@ SMALL = {
     "ippo": _PPO,
     "mappo": _PPO,
     "pqn_vdn": [*_STEPS, "num_minibatches=1", "num_epochs=1"],
-    **dict.fromkeys(("iql", "vdn", "qmix"), _REPLAY),
+    **dict.fromkeys(("iql", "vdn", "qmix", "shaq"), _REPLAY),
 }
 
 

@@ -1,4 +1,5 @@
-"""Value-based learners: IQL, VDN and QMIX (replay buffer and target network) and PQN (neither).
+"""Value-based learners: IQL, VDN, QMIX and SHAQ (replay buffer and target network) and PQN
+(neither).
 
 They share one recurrent Q-learning core, told apart by the mixer: ``acting`` (epsilon-greedy
 over available actions), ``config`` (``QCommonConfig``), ``network`` (agents' Q-network and
@@ -32,6 +33,7 @@ def make_train(config: QCommonConfig):
 register_algorithm("iql", QLearningConfig, make_q_learning, fixed=("mixer=none",))
 register_algorithm("vdn", QLearningConfig, make_q_learning, fixed=("mixer=vdn",))
 register_algorithm("qmix", QLearningConfig, make_q_learning, fixed=("mixer=qmix",))
+register_algorithm("shaq", QLearningConfig, make_q_learning, fixed=("mixer=shaq",))
 register_algorithm("pqn_vdn", PQNConfig, make_pqn, fixed=("mixer=vdn",))
 
 __all__ = [

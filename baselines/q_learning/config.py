@@ -13,6 +13,7 @@ from jaxmarl.networks.mixers import (
     MixerConfig,
     NoMixerConfig,
     QMIXMixerConfig,
+    SHAQMixerConfig,
     VDNMixerConfig,
 )
 from jaxmarl.training import targets
@@ -29,7 +30,7 @@ from jaxmarl.training.sgd import learning_rate
 from jaxmarl.training.sweep import sweepable_optimiser
 
 OPTIMISERS = ("adam", "radam")
-MIXERS = (NoMixerConfig, VDNMixerConfig, QMIXMixerConfig)
+MIXERS = (NoMixerConfig, VDNMixerConfig, QMIXMixerConfig, SHAQMixerConfig)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -96,12 +97,15 @@ class QCommonConfig(RolloutUpdates):
 
     Attributes:
         env, network, run: shared sections (``jaxmarl.training.config``).
-        mixer: ``NoMixerConfig`` (IQL, ``mixer=none``), ``VDNMixerConfig`` (``mixer=vdn``) or
+        mixer: ``NoMixerConfig`` (IQL, ``mixer=none``), ``VDNMixerConfig`` (``mixer=vdn``),
             ``QMIXMixerConfig`` (``mixer=qmix``, with ``mixer.embed_dim``,
-            ``mixer.hypernet_hidden_dim``, ``mixer.init_scale``).
+            ``mixer.hypernet_hidden_dim``, ``mixer.init_scale``) or ``SHAQMixerConfig``
+            (``mixer=shaq``; its ``mixer.lr`` gives the mixer its own optimiser).
         num_steps: rollout length ``T`` per update (also the stored sequence length).
         lr: learning rate; ``anneal_lr`` decays it linearly to 0 over training.
         optimiser: ``"radam"`` (JaxMARL's choice) or ``"adam"``.
+        adam_eps: the optimiser's epsilon (JaxMARL's SHAQ uses 1e-3 on MPE).
+        weight_decay: decoupled weight decay (AdamW; needs ``optimiser=adam``); 0 = none.
         max_grad_norm: global gradient-norm clip.
         gamma: discount.
         returns: ``NStepReturns`` (``returns=n_step``, ``returns.n``) or ``LambdaReturns``
@@ -133,6 +137,8 @@ class QCommonConfig(RolloutUpdates):
     lr: float = 5e-3
     anneal_lr: bool = True
     optimiser: str = "radam"
+    adam_eps: float = 1e-8
+    weight_decay: float = 0.0
     max_grad_norm: float = 25.0
     gamma: float = 0.9
     returns: Returns = NStepReturns()
@@ -166,9 +172,16 @@ class QCommonConfig(RolloutUpdates):
             self.optimiser in OPTIMISERS,
             f"optimiser must be one of {OPTIMISERS}, got {self.optimiser!r}",
         )
+        require(
+            self.weight_decay == 0.0 or self.optimiser == "adam",
+            f"weight_decay={self.weight_decay} is decoupled weight decay (AdamW), which needs "
+            f"optimiser=adam (got {self.optimiser!r}); set optimiser=adam or weight_decay=0",
+        )
+        require(self.weight_decay >= 0.0, f"weight_decay must be >= 0, got {self.weight_decay}")
         require_positive(
             "q_learning",
             num_steps=self.num_steps,
+            adam_eps=self.adam_eps,
             lr=self.lr,
             max_grad_norm=self.max_grad_norm,
             reward_scale=self.reward_scale,
@@ -193,12 +206,25 @@ def epsilon_schedule(config: QCommonConfig, num_updates: int) -> optax.Schedule:
 
 
 def make_optimiser(config: QCommonConfig, optimiser_steps: int) -> optax.GradientTransformation:
-    """Gradient clipping then (R)Adam, with the learning rate annealed to 0 if asked (held in
-    the optimiser state with ``run.sweep.lr``: ``sweepable_optimiser``)."""
+    """Gradient clipping then (R)Adam (AdamW with ``weight_decay``), with the learning rate
+    annealed to 0 if asked (held in the optimiser state with ``run.sweep.lr``:
+    ``sweepable_optimiser``). A mixer with its own ``lr`` (SHAQ's ``mixer.lr``) gets its own
+    clipping and optimiser, as in JaxMARL's SHAQ, which trains it with a second one."""
+
+    def one(lr: float) -> optax.GradientTransformation:
+        rate = learning_rate(lr, config.anneal_lr, optimiser_steps)
+        if config.optimiser == "radam":
+            step = optax.radam(rate, eps=config.adam_eps)
+        elif config.weight_decay:
+            step = optax.adamw(rate, eps=config.adam_eps, weight_decay=config.weight_decay)
+        else:
+            step = optax.adam(rate, eps=config.adam_eps)
+        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
 
     def build(lr: float) -> optax.GradientTransformation:
-        rate = learning_rate(lr, config.anneal_lr, optimiser_steps)
-        step = optax.radam(rate) if config.optimiser == "radam" else optax.adam(rate)
-        return optax.chain(optax.clip_by_global_norm(config.max_grad_norm), step)
+        if config.mixer.lr is None:
+            return one(lr)
+        labels = lambda params: {name: "mixer" if name == "mixer" else "agents" for name in params}
+        return optax.multi_transform({"agents": one(lr), "mixer": one(config.mixer.lr)}, labels)
 
     return sweepable_optimiser(build, config.run.sweep.names, lr=config.lr)

@@ -50,7 +50,8 @@ from jaxmarl.training.types import Runner
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class QLearningConfig(QCommonConfig):
-    """IQL (``mixer=none``), VDN (``mixer=vdn``) or QMIX (``mixer=qmix``); see ``QCommonConfig``.
+    """IQL (``mixer=none``), VDN (``mixer=vdn``), QMIX (``mixer=qmix``) or SHAQ
+    (``mixer=shaq``); see ``QCommonConfig``.
 
     Attributes:
         buffer_size: sequences (of ``num_steps`` steps each) the replay buffer holds.
@@ -203,6 +204,8 @@ def make_q_learning(config: QLearningConfig) -> Learner:
             env_steps >= config.learning_starts
         )
         key, learn_key = jax.random.split(state.key)
+        # The mixer's draws (SHAQ's coalitions), one set per update; the other mixers draw none.
+        mix_key = jax.random.fold_in(learn_key, 1)
 
         def loss_fn(params, minibatch):
             return td_loss(
@@ -213,6 +216,7 @@ def make_q_learning(config: QLearningConfig) -> Learner:
                 minibatch,
                 config.double_q,
                 config.burn_in,
+                mix_key,
             )
 
         def sample(key):

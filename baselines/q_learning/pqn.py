@@ -81,6 +81,11 @@ class PQNConfig(QCommonConfig):
 
     def __post_init__(self):
         super().__post_init__()
+        require(
+            not self.mixer.needs_key,
+            f"PQN does not support mixer={self.mixer.kind}; use alg={self.mixer.kind} (a target "
+            f"network and a replay buffer) or mixer=vdn",
+        )
         require(self.num_epochs > 0, f"num_epochs must be > 0, got {self.num_epochs}")
         require(
             self.num_minibatches > 0 and self.env.num_envs % self.num_minibatches == 0,

@@ -163,6 +163,7 @@ def td_loss(
     sequence: QSequence,
     double_q: bool = True,
     burn_in: int = 0,
+    key: jax.Array | None = None,
 ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """Mean squared TD error of the mixed Q-values of a sequence.
 
@@ -182,12 +183,16 @@ def td_loss(
         burn_in: leave out of the loss the first ``burn_in`` steps of a sequence that began
             mid-episode, up to its first episode start (``stale_steps``). The returned
             metrics other than ``loss`` still average every step.
+        key: the mixer's randomness, for a mixer that draws some (``mixer.needs_key``: SHAQ's
+            coalitions); the mixer also learns which taken actions were greedy.
 
     Returns:
         ``(loss, {"loss", "q_mean", "q_tot_mean", "target_mean"})``: ``q_mean`` averages the
         agents' taken Q-values, ``q_tot_mean`` the mixed values that ``target_mean`` (the mean
         TD target) is regressed against, so the last two show values running away.
     """
+    if config.mixer.needs_key and key is None:
+        raise ValueError(f"mixer={config.mixer.kind} draws random numbers: pass td_loss a key")
     inputs, terminal = sequence.inputs, sequence.terminal_inputs
     q, states = network.q_values_and_states(params, sequence.carry, inputs.obs, inputs.first)
     if target_params is None:
@@ -226,7 +231,12 @@ def td_loss(
     any_avail = jnp.any(next_avail, axis=-1)
     next_q = jnp.where(any_avail, next_q, 0.0)  # agents with no available action add nothing
     taken = jnp.take_along_axis(q[:-1], sequence.action[..., None], axis=-1)[..., 0]
-    q_mixed = network.mix(params, taken, inputs.world_state[:-1])  # [T, B, K]
+    # Whether each taken action is the online network's greedy one (read by SHAQ only).
+    greedy = sequence.action == greedy_actions(
+        jax.lax.stop_gradient(q[:-1]), inputs.avail_actions[:-1]
+    )
+    q_mixed = network.mix(params, taken, inputs.world_state[:-1], greedy, key)  # [T, B, K]
+    # The next actions are greedy by construction: no weights for non-greedy ones.
     next_mixed = network.mix(target_params, next_q, next_world)
     reward = config.mixer.team_reward(sequence.reward, config.team_reward) * config.reward_scale
     width = reward.shape[-1]

@@ -7,7 +7,15 @@ Every mixer is a linen module with one call signature,
 * ``VDNMixer``: ``K = 1``, the sum over agents (Sunehag et al., 2017);
 * ``QMixer``: ``K = 1``, a monotonic mixing network whose weights come from hypernetworks
   conditioned on the world state (Rashid et al., 2018), so ``dQ_tot / dQ_a >= 0`` for every
-  agent and the joint greedy action is the agents' individual greedy actions.
+  agent and the joint greedy action is the agents' individual greedy actions;
+* ``SHAQMixer``: ``K = 1``, Shapley Q-learning (Wang et al., 2022): the sum of the agents'
+  Q-values, each agent whose action is not its greedy one weighted by a learned
+  ``alpha >= 1`` estimated over random coalitions of the other agents.
+
+Mixers also take ``greedy [..., A]`` (bool, optional): whether each agent's action is its
+greedy one. Only SHAQ reads it; ``None`` means every action is greedy (the target side of the
+TD loss, whose next actions are greedy by construction). SHAQ draws its coalitions from the
+flax RNG stream ``"coalitions"``, so its online call needs ``rngs={"coalitions": key}``.
 
 ``K`` is what the reward is reduced to as well (``team_reward``): per-agent rewards for IQL, one
 team reward for VDN and QMIX, either the sum of the agents' rewards (MPE, as JaxMARL's VDN/QMIX
@@ -41,7 +49,9 @@ class NoMixer(nn.Module):
     """Independent Q-learning: ``[..., A] -> [..., A]`` (the world state is ignored)."""
 
     @nn.compact
-    def __call__(self, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
+    def __call__(
+        self, agent_q: jax.Array, world_state: jax.Array, greedy: jax.Array | None = None
+    ) -> jax.Array:
         return agent_q
 
 
@@ -49,7 +59,9 @@ class VDNMixer(nn.Module):
     """Value decomposition by summation: ``[..., A] -> [..., 1]``."""
 
     @nn.compact
-    def __call__(self, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
+    def __call__(
+        self, agent_q: jax.Array, world_state: jax.Array, greedy: jax.Array | None = None
+    ) -> jax.Array:
         return jnp.sum(agent_q, axis=-1, keepdims=True)
 
 
@@ -86,8 +98,10 @@ class QMixer(nn.Module):
     init_scale: float = 1e-3
 
     @nn.compact
-    def __call__(self, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
-        """``agent_q [..., A]``, ``world_state [..., W]`` -> ``[..., 1]``."""
+    def __call__(
+        self, agent_q: jax.Array, world_state: jax.Array, greedy: jax.Array | None = None
+    ) -> jax.Array:
+        """``agent_q [..., A]``, ``world_state [..., W]`` -> ``[..., 1]`` (``greedy`` unused)."""
         num_agents = agent_q.shape[-1]
         lead = agent_q.shape[:-1]
         world_state = world_state.astype(jnp.float32)
@@ -105,6 +119,92 @@ class QMixer(nn.Module):
         return jnp.sum(hidden * weights2, axis=-1, keepdims=True) + b2(world_state)
 
 
+def coalition_means(agent_q: jax.Array, draws: jax.Array) -> jax.Array:
+    """``agent_q [..., A]``, ``draws [..., S, A]`` -> ``[..., S, A]``: in each order ``s`` (the
+    agents sorted by their draws; uniform draws give a uniformly random order), the mean
+    Q-value of the agents before each agent, 0 for the first."""
+    before = draws[..., None, :] < draws[..., :, None]  # [..., S, A (i), A (j)]: j before i
+    total = jnp.einsum("...sij,...j->...si", before.astype(agent_q.dtype), agent_q)
+    return total / jnp.maximum(jnp.sum(before, axis=-1), 1)
+
+
+class ShapleyAlpha(nn.Module):
+    """SHAQ's weight estimate ``alpha [..., A] >= 1`` for each agent's Q-value.
+
+    ``alpha_a = 1 + mean_s |f(C_s, Q_a, world)|`` over ``sample_size`` random orders of the
+    agents: ``C_s`` is the mean Q-value of the agents before ``a`` in order ``s`` (0 if none),
+    and ``f`` a two-layer network of ``[C_s, Q_a]`` whose weights come from hypernetworks of the
+    world state, as in QMIX (non-negative first and second layer weights). The orders are drawn
+    from the flax RNG stream ``"coalitions"``.
+    """
+
+    sample_size: int
+    embed_dim: int
+    hypernet_hidden_dim: int
+    init_scale: float
+
+    @nn.compact
+    def __call__(self, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
+        num_agents = agent_q.shape[-1]
+        lead = agent_q.shape[:-1]
+        world_state = world_state.astype(jnp.float32)
+        draws = jax.random.uniform(
+            self.make_rng("coalitions"), (*lead, self.sample_size, num_agents)
+        )
+        coalition_q = coalition_means(agent_q, draws)  # [..., S, A]
+        own_q = jnp.broadcast_to(agent_q[..., None, :], coalition_q.shape)
+        pairs = jnp.stack([coalition_q, own_q], axis=-1)  # [..., S, A, 2]
+        w1 = _HyperNet(self.hypernet_hidden_dim, 2 * self.embed_dim, self.init_scale)
+        w2 = _HyperNet(self.hypernet_hidden_dim, self.embed_dim, self.init_scale)
+        b2 = _HyperNet(self.embed_dim, 1, self.init_scale)
+        b1 = nn.Dense(self.embed_dim, kernel_init=orthogonal(self.init_scale), bias_init=BIAS)
+        weights1 = jnp.abs(w1(world_state)).reshape((*lead, 2, self.embed_dim))
+        weights2 = jnp.abs(w2(world_state))[..., None, None, :]  # [..., 1, 1, E]
+        # An einsum, not a broadcast product summed over the pair axis: the latter's gradient
+        # under vmap crashed XLA:CPU (jaxlib 0.10.2, segfault).
+        mixed = jnp.einsum("...sap,...pe->...sae", pairs, weights1)
+        hidden = nn.elu(mixed + b1(world_state)[..., None, None, :])
+        out = jnp.sum(hidden * weights2, axis=-1) + b2(world_state)[..., None]  # [..., S, A]
+        return 1.0 + jnp.mean(jnp.abs(out), axis=-2)
+
+
+class SHAQMixer(nn.Module):
+    """Shapley Q-learning: ``Q_tot = sum_a w_a Q_a`` with ``w_a = 1`` where agent ``a``'s action
+    is its greedy one and ``w_a = alpha_a >= 1`` elsewhere (``ShapleyAlpha``; Wang et al.,
+    2022, "SHAQ: Incorporating Shapley Value Theory into Multi-Agent Q-Learning"). With every
+    action greedy (``greedy=None``, the TD target) it is VDN's sum and reads neither the world
+    state nor the RNG.
+
+    Attributes:
+        sample_size, embed_dim, hypernet_hidden_dim, init_scale: ``ShapleyAlpha``'s.
+        alpha: a fixed ``alpha`` for every non-greedy action instead of the estimate (the
+            paper's ablation with hand-set values); ``None`` learns it.
+    """
+
+    sample_size: int = 5
+    embed_dim: int = 32
+    hypernet_hidden_dim: int = 64
+    init_scale: float = 1e-5
+    alpha: float | None = None
+
+    @nn.compact
+    def __call__(
+        self, agent_q: jax.Array, world_state: jax.Array, greedy: jax.Array | None = None
+    ) -> jax.Array:
+        """``agent_q [..., A]``, ``world_state [..., W]``, ``greedy [..., A]`` -> ``[..., 1]``."""
+        if greedy is None:
+            return jnp.sum(agent_q, axis=-1, keepdims=True)
+        if self.alpha is None:
+            estimate = ShapleyAlpha(
+                self.sample_size, self.embed_dim, self.hypernet_hidden_dim, self.init_scale
+            )
+            alpha = estimate(agent_q, world_state)
+        else:
+            alpha = jnp.full_like(agent_q, self.alpha)
+        weights = jnp.where(greedy, 1.0, alpha)
+        return jnp.sum(weights * agent_q, axis=-1, keepdims=True)
+
+
 def _reduce(reward: jax.Array, reduction: str) -> jax.Array:
     """``[..., A] -> [..., 1]``: the team reward, ``"sum"`` or ``"mean"`` of the agents'."""
     if reduction not in TEAM_REWARDS:
@@ -118,6 +218,8 @@ class NoMixerConfig:
     """Independent learners (IQL): each agent regresses its own Q-value on its own reward."""
 
     kind: ClassVar[str] = "none"
+    needs_key: ClassVar[bool] = False
+    lr: ClassVar[float | None] = None  # the mixer's parameters (if any) use the learner's lr
     needs_world_state: ClassVar[bool] = False
 
     def module(self) -> nn.Module:
@@ -134,6 +236,8 @@ class VDNMixerConfig:
     """VDN: the team's Q-value is the sum of the agents'; no parameters, no world state."""
 
     kind: ClassVar[str] = "vdn"
+    needs_key: ClassVar[bool] = False
+    lr: ClassVar[float | None] = None  # the mixer's parameters (if any) use the learner's lr
     needs_world_state: ClassVar[bool] = False
 
     def module(self) -> nn.Module:
@@ -155,6 +259,8 @@ class QMIXMixerConfig:
     """
 
     kind: ClassVar[str] = "qmix"
+    needs_key: ClassVar[bool] = False
+    lr: ClassVar[float | None] = None  # the mixer's parameters (if any) use the learner's lr
     needs_world_state: ClassVar[bool] = True
     embed_dim: int = 32
     hypernet_hidden_dim: int = 128
@@ -174,4 +280,53 @@ class QMIXMixerConfig:
         return _reduce(reward, reduction)
 
 
-MixerConfig = NoMixerConfig | VDNMixerConfig | QMIXMixerConfig
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SHAQMixerConfig:
+    """SHAQ: learned weights for the agents whose action is not their greedy one
+    (``SHAQMixer``); the TD target is the sum of the agents' greedy values.
+
+    Attributes:
+        sample_size: random agent orders per alpha estimate (JaxMARL's ``SAMPLE_SIZE``).
+        embed_dim: width of the estimator's hidden layer (``MIXER_EMBEDDING_DIM``).
+        hypernet_hidden_dim: hidden width of its hypernetworks (``MIXER_HYPERNET_HIDDEN_DIM``).
+        init_scale: orthogonal gain of every hypernetwork layer (``MIXER_INIT_SCALE``).
+        alpha: a fixed alpha (>= 1) instead of the estimator (``MANUAL_ALPHA_ESTIMATES``);
+            ``None`` learns it.
+        lr: learning rate of the estimator's parameters (``LR_ALPHA``); ``None`` uses the
+            learner's ``lr``. Annealed with it when ``anneal_lr`` is on.
+    """
+
+    kind: ClassVar[str] = "shaq"
+    needs_key: ClassVar[bool] = True  # its coalitions
+    needs_world_state: ClassVar[bool] = True
+    sample_size: int = 5
+    embed_dim: int = 32
+    hypernet_hidden_dim: int = 64
+    init_scale: float = 1e-5
+    alpha: float | None = None
+    lr: float | None = None
+
+    def __post_init__(self):
+        for name in ("sample_size", "embed_dim", "hypernet_hidden_dim", "init_scale"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"mixer.{name} must be > 0, got {value}")
+        if self.alpha is not None and not self.alpha >= 1.0:
+            raise ValueError(
+                f"mixer.alpha must be >= 1 (or null to learn it), got {self.alpha}: SHAQ "
+                f"weights a non-greedy action's Q-value by at least 1"
+            )
+        if self.lr is not None and not self.lr > 0:
+            raise ValueError(f"mixer.lr must be > 0 (or null for the learner's lr), got {self.lr}")
+
+    def module(self) -> nn.Module:
+        return SHAQMixer(
+            self.sample_size, self.embed_dim, self.hypernet_hidden_dim, self.init_scale, self.alpha
+        )
+
+    def team_reward(self, reward: jax.Array, reduction: str = "sum") -> jax.Array:
+        """Rewards ``[..., A]`` -> the team reward ``[..., 1]`` (``"sum"`` or ``"mean"``)."""
+        return _reduce(reward, reduction)
+
+
+MixerConfig = NoMixerConfig | VDNMixerConfig | QMIXMixerConfig | SHAQMixerConfig

@@ -56,7 +56,11 @@ class QNetwork:
         _, y = self.trunk.apply(trunk, carry, x, first)
         head = self.head.init(keys[2], y)
         agent_q = jnp.zeros(obs.shape[:2], dtype=jnp.float32)
-        mixer = self.mixer.init(keys[3], agent_q, world_state)
+        greedy = jnp.zeros(obs.shape[:2], dtype=bool)  # the online call's inputs (SHAQ's alpha)
+        coalitions = jax.random.fold_in(keys[3], 1)  # keeps the other mixers' params as before
+        mixer = self.mixer.init(
+            {"params": keys[3], "coalitions": coalitions}, agent_q, world_state, greedy
+        )
         return {
             "encoder": encoder["params"],
             "trunk": trunk.get("params", {}),  # none for a trunk without layers
@@ -127,6 +131,21 @@ class QNetwork:
         shape = (steps, num_envs, num_agents)
         return hidden.reshape(carry.shape), q.reshape((*shape, -1)), states.reshape((*shape, -1))
 
-    def mix(self, params: Params, agent_q: jax.Array, world_state: jax.Array) -> jax.Array:
-        """``agent_q [..., A]``, ``world_state [..., W]`` -> mixed values ``[..., K]``."""
-        return self.mixer.apply({"params": params["mixer"]}, agent_q, world_state)
+    def mix(
+        self,
+        params: Params,
+        agent_q: jax.Array,
+        world_state: jax.Array,
+        greedy: jax.Array | None = None,
+        key: jax.Array | None = None,
+    ) -> jax.Array:
+        """``agent_q [..., A]``, ``world_state [..., W]`` -> mixed values ``[..., K]``.
+
+        ``greedy [..., A]``: whether each agent's action is its greedy one (``None``: all are);
+        ``key``: the mixer's randomness (SHAQ's coalitions, needed with ``greedy``). Mixers
+        other than SHAQ read neither (``jaxmarl.networks.mixers``).
+        """
+        rngs = None if key is None else {"coalitions": key}
+        return self.mixer.apply(
+            {"params": params["mixer"]}, agent_q, world_state, greedy, rngs=rngs
+        )
