@@ -126,6 +126,7 @@ class Pairing:
         peer_steps_per_update: env steps of one update in the peer's config.
         peer_train_scale: JaxMARL's logged training return times this is the per-agent raw
             return (see ``peer_train_raw``).
+        peer_extra: config entries the peer's YAML lacks (``shaq_mpe.yaml`` names no env).
     """
 
     script: str
@@ -133,6 +134,7 @@ class Pairing:
     our_steps_per_update: int
     peer_steps_per_update: int
     peer_train_scale: float
+    peer_extra: tuple[tuple[str, object], ...] = ()
 
 
 # ql_rnn_mpe.yaml: 8 envs; ours 25-step rollouts, JaxMARL resets and rolls out one 26-step
@@ -156,6 +158,16 @@ PAIRINGS = {
         peer_steps_per_update=256 * 16,
         peer_train_scale=1 / NUM_AGENTS,
     ),
+    # shaq_mpe.yaml: 8 envs x 25 steps (its env's max_steps) from a reset every update; it
+    # logs the rollout's summed team reward (3 agents' shared reward: 3x), undiluted.
+    "shaq": Pairing(
+        script="shaq.py",
+        config="QLearning/config/alg/shaq_mpe.yaml",
+        our_steps_per_update=8 * 25,
+        peer_steps_per_update=8 * 25,
+        peer_train_scale=1 / NUM_AGENTS,
+        peer_extra=(("ENV_NAME", "MPE_simple_spread_v3"), ("ENV_KWARGS", {})),
+    ),
 }
 
 
@@ -174,14 +186,17 @@ def peer_train_raw(alg: str, logged: list[float]) -> list[float]:
 PEER_RUNNER = r"""
 import importlib.util, json, sys, time, types
 
-script, config_path, total_steps, num_seeds, seed, test, eval_episodes = sys.argv[1:8]
+script, config_path, total_steps, num_seeds, seed, test, eval_episodes, extra = sys.argv[1:9]
 logged = []
 module = types.ModuleType("wandb")
 module.init = lambda *a, **k: None
 progress = {"next": 0.0}
 def _log(metrics, *args, **kwargs):  # WANDB_LOG_ALL_SEEDS adds "rng<seed>/<key>" copies
     row = {k: float(v) for k, v in metrics.items() if "/" not in k}
-    row["seed"] = next(k.split("/")[0] for k in metrics if k.startswith("rng"))
+    # shaq.py has no WANDB_LOG_ALL_SEEDS: its vmapped callback runs once per seed, in order
+    labels = [k.split("/")[0] for k in metrics if k.startswith("rng")]
+    row["seed"] = labels[0] if labels else None
+    row.setdefault("update_steps", row.get("updates", 0.0))
     logged.append(row)
     if row["update_steps"] >= progress["next"]:
         print(f"update {int(row['update_steps'])} t={time.perf_counter() - T0:.0f}s "
@@ -208,15 +223,26 @@ config = {k: _number(v) for k, v in config.items()}
 # the stub above: that is how the script reports its metrics (train returns none).
 config.update(SEED=int(seed), NUM_SEEDS=int(num_seeds), WANDB_MODE="online",
               WANDB_LOG_ALL_SEEDS=True, TOTAL_TIMESTEPS=int(total_steps),
-              TEST_DURING_TRAINING=test == "1")
+              TEST_DURING_TRAINING=test == "1", **json.loads(extra))
 for key in ("NUM_ENVS", "NUM_STEPS", "BUFFER_SIZE", "BUFFER_BATCH_SIZE", "HIDDEN_SIZE",
             "TARGET_UPDATE_INTERVAL", "NUM_EPOCHS", "TEST_NUM_STEPS", "TEST_NUM_ENVS",
             "MIXER_EMBEDDING_DIM", "MIXER_HYPERNET_HIDDEN_DIM", "LEARNING_STARTS",
-            "NUM_MINIBATCHES", "NUM_LAYERS", "MEMORY_WINDOW"):
+            "NUM_MINIBATCHES", "NUM_LAYERS", "MEMORY_WINDOW", "AGENT_HIDDEN_DIM",
+            "EPSILON_ANNEAL_TIME", "NUM_TEST_EPISODES", "TEST_INTERVAL", "SAMPLE_SIZE"):
     if key in config:
         config[key] = int(config[key])
-env, _ = peer.env_from_config(dict(config))
+from jaxmarl.wrappers.baselines import MPELogWrapper
+if hasattr(peer, "env_from_config"):
+    env, _ = peer.env_from_config(dict(config))
+else:  # shaq.py builds its env in main(): unwrapped, one rollout of max_steps per update
+    from jaxmarl import make
+    env = make(config["ENV_NAME"], **config["ENV_KWARGS"])
+    config.setdefault("NUM_STEPS", env.max_steps)
 train = peer.make_train(config, env)
+# shaq.py logs each rollout's summed team reward and its in-loop test as "(test_)returns"
+PEER_CURVE, PEER_TEST = (
+    ("returns", "test_returns") if hasattr(peer, "AgentRNN")
+    else ("returned_episode_returns", "test_returned_episode_returns"))
 NUM_UPDATES = config["NUM_UPDATES"]
 rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), config["NUM_SEEDS"])
 fn = jax.jit(jax.vmap(train))
@@ -233,8 +259,15 @@ def greedy_return(state, key):
     # The runner's own greedy evaluation of final parameters: one episode in each of
     # eval_episodes envs, greedy over valid actions, mean returned_episode_returns (x3 scale).
     n = int(eval_episodes)
-    test_env = CTRolloutManager(env, batch_size=n)
-    if hasattr(peer, "RNNQNetwork"):  # qmix_rnn.py, vdn_rnn.py, iql_rnn.py
+    wrapped = env if hasattr(peer, "env_from_config") else MPELogWrapper(env)
+    test_env = CTRolloutManager(wrapped, batch_size=n)
+    hidden_size = config.get("HIDDEN_SIZE", config.get("AGENT_HIDDEN_DIM"))
+    if hasattr(peer, "AgentRNN"):  # shaq.py: the agents' parameters are the first train state
+        params = state.params
+        net = peer.AgentRNN(action_dim=test_env.max_action_space, hidden_dim=hidden_size,
+                            init_scale=config["AGENT_INIT_SCALE"])
+        apply = lambda variables, h, x, d: net.apply(variables, h, (x, d))
+    elif hasattr(peer, "RNNQNetwork"):  # qmix_rnn.py, vdn_rnn.py, iql_rnn.py
         params = state.params
         params = params["agent"] if "agent" in params else params  # qmix: {"agent", "mixer"}
         net = peer.RNNQNetwork(action_dim=test_env.max_action_space,
@@ -250,7 +283,7 @@ def greedy_return(state, key):
     key, reset_key = jax.random.split(key)
     obs, state = test_env.batch_reset(reset_key)
     dones = {a: jnp.zeros((n,), dtype=bool) for a in env.agents + ["__all__"]}
-    hidden = peer.ScannedRNN.initialize_carry(config["HIDDEN_SIZE"], len(env.agents), n)
+    hidden = peer.ScannedRNN.initialize_carry(hidden_size, len(env.agents), n)
     stack = lambda d: jnp.stack([d[a] for a in env.agents])
 
     def step(carry, step_key):
@@ -264,7 +297,7 @@ def greedy_return(state, key):
         return (obs, dones, state, hidden), infos
 
     _, infos = jax.lax.scan(step, (obs, dones, state, hidden),
-                            jax.random.split(key, config["TEST_NUM_STEPS"]))
+                            jax.random.split(key, config.get("TEST_NUM_STEPS", 30)))
     done = infos["returned_episode"]
     return jnp.nanmean(jnp.where(done, infos["returned_episode_returns"], jnp.nan))
 
@@ -278,6 +311,12 @@ except Exception as error:  # keep the training result if the evaluation fails
     greedy_eval = []
 # the script labels each seed's rows "rng<key[0]>": list them in vmap order (as the evaluation)
 seeds = [f"rng{int(k[0])}" for k in np.asarray(rngs)]
+if all(row["seed"] is None for row in logged):  # in call order: seed 0, 1, ... per update
+    for i, row in enumerate(logged):
+        row["seed"] = seeds[i % len(seeds)]
+    for s in seeds:
+        steps = [r["update_steps"] for r in logged if r["seed"] == s]
+        assert steps == sorted(steps) and len(set(steps)) == len(steps), "calls out of order"
 assert set(seeds) == {row["seed"] for row in logged}, "seed labels do not match the keys"
 def per_seed(name):
     rows = {s: sorted((r for r in logged if r["seed"] == s), key=lambda r: r["update_steps"])
@@ -292,14 +331,14 @@ result = {"num_updates": NUM_UPDATES, "seeds": config["NUM_SEEDS"], "seed": conf
           "train_s": train_s, "train_cpu_s": train_cpu_s, "jax": jax.__version__,
           "env_steps_per_seed": NUM_UPDATES * config["NUM_ENVS"] * config["NUM_STEPS"],
           "eval_greedy_logged": greedy_eval}
-curve = per_seed("returned_episode_returns")  # [seeds, updates], x3 scale
+curve = per_seed(PEER_CURVE)  # [seeds, updates], x3 scale
 tail = max(1, NUM_UPDATES // 20)
 result["train_logged"] = curve[:, -tail:].mean(axis=1).tolist()
 stride = max(1, NUM_UPDATES // 200)
 result["logged_curve"] = curve[:, ::stride].tolist()
 result["curve_updates"] = list(range(1, NUM_UPDATES + 1))[::stride]
 if config["TEST_DURING_TRAINING"]:
-    result["greedy_logged"] = per_seed("test_returned_episode_returns")[:, -1].tolist()
+    result["greedy_logged"] = per_seed(PEER_TEST)[:, -1].tolist()
 print("RESULT " + json.dumps(result))
 """
 
@@ -560,6 +599,7 @@ def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
         peer_config = scripts / PAIRINGS[alg].config
         cmd = [python, "-I", str(runner), str(script), str(peer_config)]
         cmd += [str(steps), str(seeds), str(seed), "1" if test else "0", str(PEER_EVAL_EPISODES)]
+        cmd += [json.dumps(dict(PAIRINGS[alg].peer_extra))]
         load_before = machine_load()
         proc = run_watched(cmd, tmp, stall_s, log.with_suffix(".log"))
     if proc["stalled"]:

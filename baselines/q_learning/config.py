@@ -127,6 +127,8 @@ class QCommonConfig(RolloutUpdates):
             (JaxMARL's PQN ``DUELING``, on in its Hanabi config). A field of the Q learners'
             config, not of ``network``: only Q heads have one, and the actor-critic learners
             share ``NetworkConfig``.
+        q_init_gain: orthogonal gain of the Q layer (JaxMARL's SHAQ initialises it, and the
+            embedding, with ``AGENT_INIT_SCALE`` = 2 on MPE).
     """
 
     env: EnvConfig = dataclasses.field(default_factory=lambda: EnvConfig(num_envs=8))
@@ -149,6 +151,7 @@ class QCommonConfig(RolloutUpdates):
     team_reward: str = "sum"
     bootstrap_truncation: bool = True
     dueling: bool = False
+    q_init_gain: float = 1.0
 
     def __post_init__(self):
         require(
@@ -182,6 +185,7 @@ class QCommonConfig(RolloutUpdates):
             "q_learning",
             num_steps=self.num_steps,
             adam_eps=self.adam_eps,
+            q_init_gain=self.q_init_gain,
             lr=self.lr,
             max_grad_norm=self.max_grad_norm,
             reward_scale=self.reward_scale,

@@ -34,6 +34,7 @@ def build_q_network(config: QCommonConfig, batch: AgentBatch) -> QNetwork:
             net.activation,
             net.head_init_gain,
             dueling=config.dueling,
+            output_gain=config.q_init_gain,
         ),
         mixer=build_mixer(config),
         num_agents=batch.num_agents,

@@ -120,7 +120,8 @@ class QHead(nn.Module):
     hidden layers, feeds two output layers: ``advantage`` (one value per action) and ``value``
     (one scalar), combined as ``Q = V + A - mean(A)``, the mean over all ``num_actions``
     actions, available or not (masking is the acting code's, on the Q-values). Without it the
-    one output layer keeps the name ``Dense_0``.
+    one output layer keeps the name ``Dense_0``. ``output_gain`` is the orthogonal gain of the
+    output layers (1; JaxMARL's SHAQ uses 2).
     """
 
     num_actions: int
@@ -128,13 +129,15 @@ class QHead(nn.Module):
     activation: str = "relu"
     hidden_gain: float = HIDDEN_GAIN
     dueling: bool = False
+    output_gain: float = 1.0
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
         x = hidden_layers(x, self.hidden_sizes, self.activation, self.hidden_gain)
+        init = orthogonal(self.output_gain)
         if not self.dueling:
-            return nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS)(x)
-        advantage = nn.Dense(self.num_actions, kernel_init=VALUE, bias_init=BIAS, name="advantage")
-        value = nn.Dense(1, kernel_init=VALUE, bias_init=BIAS, name="value")
+            return nn.Dense(self.num_actions, kernel_init=init, bias_init=BIAS)(x)
+        advantage = nn.Dense(self.num_actions, kernel_init=init, bias_init=BIAS, name="advantage")
+        value = nn.Dense(1, kernel_init=init, bias_init=BIAS, name="value")
         a = advantage(x)
         return value(x) + a - jnp.mean(a, axis=-1, keepdims=True)

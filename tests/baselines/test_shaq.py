@@ -191,5 +191,25 @@ def test_alg_shaq_loads_jaxmarls_shaq_mpe_settings():
     assert (config.optimiser, config.adam_eps, config.weight_decay) == ("adam", 1e-3, 1e-5)
     assert config.returns.kind == "lambda" and config.returns.td_lambda == pytest.approx(0.6)
     assert (config.target_update_interval, config.tau) == (200, 1.0)
+    assert config.network.encoder_init_gain == config.q_init_gain == 2.0  # AGENT_INIT_SCALE
     # Epsilon reaches its floor after JaxMARL's 100,000 steps of 8 envs.
     assert int(config.eps_decay * config.num_updates) * config.steps_per_update == 800_000
+
+
+def test_q_init_gain_scales_the_q_layer_only():
+    x = jnp.ones((2, 8))
+    kernels = {
+        gain: QHead(4, output_gain=gain).init(jax.random.key(0), x)["params"]["Dense_0"]["kernel"]
+        for gain in (1.0, 2.0)
+    }
+    np.testing.assert_allclose(kernels[2.0], 2.0 * kernels[1.0], rtol=1e-6)
+    # The learner builds its Q layer with it; the other layers keep their initialisation.
+    q_params = {
+        gain: make_q_learning(small_config(q_init_gain=gain)).init(jax.random.key(1)).params
+        for gain in (1.0, 2.0)
+    }
+    head = lambda params: params["heads"]["q"]["Dense_0"]["kernel"]
+    np.testing.assert_allclose(head(q_params[2.0]), 2.0 * head(q_params[1.0]), rtol=1e-6)
+    chex.assert_trees_all_equal(q_params[1.0]["trunk"], q_params[2.0]["trunk"])
+    with pytest.raises(ValueError, match="q_init_gain must be > 0"):
+        small_config(q_init_gain=0.0)
