@@ -6,6 +6,7 @@ A notebook whose run is sized for a reader (learning shows) has a cell tagged ``
 inserted after that one, and the nightly suite runs it as written.
 """
 
+import re
 from pathlib import Path
 
 import nbclient
@@ -55,13 +56,29 @@ def test_notebook_runs(notebook, tmp_path):
     assert "first / last return:" in run_notebook(nb, tmp_path)
 
 
+def greedy_gains(text: str) -> dict[str, float]:
+    """Per learner, its worst seed's greedy return minus its first training return (epsilon 1:
+    random play), read from the lines the notebook prints."""
+    first = {m[1]: float(m[2]) for m in re.finditer(r"(\w+) first / last return: (\S+) /", text)}
+    greedy = {
+        m[1]: min(float(r) for r in m[2].split(","))
+        for m in re.finditer(r"(\w+) greedy return per seed: \[([^\]]*)\]", text)
+    }
+    assert first and first.keys() == greedy.keys(), text
+    return {alg: greedy[alg] - first[alg] for alg in first}
+
+
 @pytest.mark.nightly
 @pytest.mark.parametrize(
     "notebook", [EXAMPLES / name for name in sorted(SHORT_RUNS)], ids=lambda p: p.name
 )
 def test_notebook_runs_as_written(notebook, tmp_path):
+    """As written, the notebook shows what its text says: every greedy policy above random."""
     nb = nbformat.read(notebook, as_version=4)
-    assert "first / last return:" in run_notebook(nb, tmp_path)
+    text = run_notebook(nb, tmp_path)
+    print(text)  # shown when the check fails
+    gains = greedy_gains(text)
+    assert all(gain > 1.0 for gain in gains.values()), gains
 
 
 def test_short_run_values_replace_the_notebooks_own(tmp_path):
@@ -73,3 +90,13 @@ def test_short_run_values_replace_the_notebooks_own(tmp_path):
     assert "first / last return: 7" in run_notebook(with_values(nb, {"steps": 7}), tmp_path)
     with pytest.raises(AssertionError, match="does not set 'other'"):
         with_values(nbformat.v4.new_notebook(cells=list(nb.cells)), {"other": 1})
+
+
+def test_greedy_gains_reads_each_learners_worst_seed():
+    text = (
+        "iql first / last return: -26.00 / -22.00\nvdn first / last return: -25.50 / -21.00\n"
+        "iql greedy return per seed: [-21.5, -24.0]\nvdn greedy return per seed: [-20.0, -19.5]\n"
+    )
+    assert greedy_gains(text) == {"iql": 2.0, "vdn": 5.5}
+    with pytest.raises(AssertionError):
+        greedy_gains(text.replace("vdn greedy", "qmix greedy"))

@@ -184,7 +184,8 @@ def td_loss(
             mid-episode, up to its first episode start (``stale_steps``). The returned
             metrics other than ``loss`` still average every step.
         key: the mixer's randomness, for a mixer that draws some (``mixer.needs_key``: SHAQ's
-            coalitions); the mixer also learns which taken actions were greedy.
+            coalitions). Every mixer is also told which taken actions were the online
+            network's greedy ones (SHAQ weights only the others).
 
     Returns:
         ``(loss, {"loss", "q_mean", "q_tot_mean", "target_mean"})``: ``q_mean`` averages the
