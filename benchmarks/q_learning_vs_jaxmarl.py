@@ -536,7 +536,7 @@ def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
     timing = json.loads(
         next(x for x in proc["stdout"].splitlines() if x.startswith("CPU "))[len("CPU ") :]
     )
-    num_chunks = updates // chunk
+    num_chunks = -(-updates // chunk)  # the last one shorter when chunk does not divide
     if timing["marks"] != 2 + 2 * num_chunks:
         raise RuntimeError(f"unexpected timing marks {timing['marks']} for {num_chunks} chunks")
     run_dir = out_dir / name

@@ -1,4 +1,5 @@
-"""IQL / VDN / QMIX: config checks, shapes, purity (vmapped seeds == separate runs), learning."""
+"""IQL / VDN / QMIX / SHAQ: config checks, shapes, purity (vmapped seeds == separate runs),
+learning."""
 
 import dataclasses
 
@@ -9,7 +10,12 @@ import numpy as np
 import pytest
 
 from jaxmarl.baselines.q_learning import QLearningConfig, make_q_learning, make_train
-from jaxmarl.networks.mixers import NoMixerConfig, QMIXMixerConfig, VDNMixerConfig
+from jaxmarl.networks.mixers import (
+    NoMixerConfig,
+    QMIXMixerConfig,
+    SHAQMixerConfig,
+    VDNMixerConfig,
+)
 from jaxmarl.training.config import (
     CNNEncoderConfig,
     EnvConfig,
@@ -133,15 +139,18 @@ def test_burn_in_reaches_the_loss():
     assert not np.isclose(float(plain["loss"]), float(burnt["loss"]))
 
 
-def test_vmapped_seeds_equal_separate_runs():
+@pytest.mark.parametrize(
+    "mixer",
+    [VDNMixerConfig(), SHAQMixerConfig(embed_dim=4, hypernet_hidden_dim=8, init_scale=0.5)],
+    ids=lambda m: m.kind,
+)
+def test_vmapped_seeds_equal_separate_runs(mixer):
     # A trunk without layers (network.trunk.sizes=[]): the Q head's own hidden layer follows
-    # the encoder directly.
+    # the encoder directly. SHAQ draws its coalitions from each seed's own keys.
     network = NetworkConfig(
         trunk=MLPTrunkConfig(sizes=()), head_sizes=(16,), embed_dim=16, agent_id=True
     )
-    config = small_config(
-        mixer=VDNMixerConfig(), network=network, tau=0.5, target_update_interval=1
-    )
+    config = small_config(mixer=mixer, network=network, tau=0.5, target_update_interval=1)
     train = make_train(config)
     keys = jax.random.split(jax.random.key(7), 2)
     _, batched = jax.jit(jax.vmap(train))(keys)

@@ -16,7 +16,6 @@ from jaxmarl.baselines.q_learning import (
     QCommonConfig,
     make_optimiser,
     make_q_learning,
-    make_train,
     td_loss,
 )
 from jaxmarl.baselines.q_learning.acting import greedy_actions
@@ -159,7 +158,8 @@ def test_bad_shaq_settings_name_the_fix(build, match):
         build()
 
 
-def test_shaq_learner_vmapped_seeds_equal_separate_runs_without_retracing():
+def test_shaq_learner_updates_without_retracing():
+    # Under vmap: test_q_learning.test_vmapped_seeds_equal_separate_runs[shaq].
     config = small_config(mixer=SHAQ, optimiser="adam", weight_decay=1e-4)
     learner = make_q_learning(config)
     update = jax.jit(chex.assert_max_traces(learner.update, n=1))
@@ -168,18 +168,8 @@ def test_shaq_learner_vmapped_seeds_equal_separate_runs_without_retracing():
         state, metrics = update(state)
     chex.clear_trace_counter()
     assert float(metrics["learning"]) == 1.0 and set(state.params["mixer"]) == {"ShapleyAlpha_0"}
+    assert float(metrics["loss"]) > 0.0
     chex.assert_tree_all_finite((metrics, state.params))
-
-    run = make_train(config)
-    keys = jax.random.split(jax.random.key(1), 2)
-    _, batched = jax.jit(jax.vmap(run))(keys)
-    single = jax.jit(run)
-    for i in range(2):
-        _, metrics = single(keys[i])
-        chex.assert_trees_all_close(
-            jax.tree.map(lambda x: x[i], batched), metrics, rtol=1e-5, atol=1e-6
-        )
-        chex.assert_trees_all_equal(metrics, single(keys[i])[1])  # same key, same result
 
 
 def test_alg_shaq_loads_jaxmarls_shaq_mpe_settings():
