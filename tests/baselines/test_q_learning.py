@@ -165,13 +165,25 @@ def test_vmapped_seeds_equal_separate_runs(mixer):
     assert not np.allclose(batched["loss"][0], batched["loss"][1])
 
 
-def test_iql_improves_clearly_over_random_policy():
-    """A small learning test for CI: IQL on MPE_simple_v3 (one agent, one landmark)."""
+@pytest.mark.parametrize(
+    "mixer",
+    [
+        NoMixerConfig(),
+        # Nightly: its estimator, at each of the 4 gradient steps, takes several times IQL's time.
+        pytest.param(
+            SHAQMixerConfig(embed_dim=8, hypernet_hidden_dim=16), marks=pytest.mark.nightly
+        ),
+    ],
+    ids=lambda m: m.kind,
+)
+def test_q_learning_improves_clearly_over_random_policy(mixer):
+    """A small learning test for CI: IQL, and SHAQ's weighted loss, on MPE_simple_v3 (one agent,
+    one landmark: SHAQ's coalitions are empty, its alpha still weighs non-greedy actions)."""
     config = QLearningConfig(
         env=EnvConfig(env_id="MPE_simple_v3", num_envs=4),
         network=NetworkConfig(trunk=MLPTrunkConfig(sizes=(64,)), embed_dim=64, activation="relu"),
         run=RunConfig(total_timesteps=4 * 25 * 400),
-        mixer=NoMixerConfig(),
+        mixer=mixer,
         buffer_size=1000,
         batch_size=32,
         learning_starts=2000,
