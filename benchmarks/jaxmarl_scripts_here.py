@@ -70,9 +70,11 @@ Q_SCRIPTS = [
     ("QLearning/vdn_cnn_overcooked.py", "QLearning/config/alg/ql_cnn_overcooked.yaml"),
     ("QLearning/transf_qmix.py", "QLearning/config/alg/transf_qmix_mpe.yaml"),
     ("QLearning/transf_qmix.py", "QLearning/config/alg/transf_qmix_smax.yaml"),
+    ("QLearning/shaq.py", "QLearning/config/alg/shaq_mpe.yaml"),
 ]
 # Not run: IPPO/ippo_rnn.py and MAPPO/mappo_rnn.py (their configs are for JaxRobotarium, a
-# separate package), QLearning/shaq.py (its YAML names no env).
+# separate package). shaq.py is the old format: no env_from_config, a flat config whose YAML
+# names no env (Q_RUNNER adds MPE simple_spread).
 OPTIONS = {"overrides": {"NUM_ENVS": 4, "NUM_STEPS": 16, "NUM_MINIBATCHES": 2}, "seed": 0}
 TOTAL_STEPS = 2 * 4 * 16  # two updates of a single-agent count; more agents: fewer updates
 
@@ -119,10 +121,17 @@ for k, v in config.items():
 config.update(NUM_ENVS=4, NUM_STEPS=8, TOTAL_TIMESTEPS=96, TEST_DURING_TRAINING=False,
               NUM_MINIBATCHES=2, BUFFER_SIZE=64, BUFFER_BATCH_SIZE=4, LEARNING_STARTS=0,
               NUM_SEEDS=1, SEED=0, WANDB_MODE="disabled")
+old_format = not hasattr(q, "env_from_config")  # shaq.py: builds its env in main()
+if old_format:
+    config.update(ENV_NAME="MPE_simple_spread_v3", ENV_KWARGS={}, TEST_INTERVAL=32,
+                  NUM_TEST_EPISODES=4, SAMPLE_SIZE=int(config.get("SAMPLE_SIZE", 1)))
 if sys.argv[3:] == ["main"]:  # the whole script: main() trains, then saves its parameters
     base = yaml.safe_load(open(__import__("pathlib").Path(config_path).parents[1] / "config.yaml"))
     base.update(HYP_TUNE=False, SAVE_PATH="models", WANDB_MODE="disabled")
-    q.main({**base, "alg": config})
+    q.main({**base, **config} if old_format else {**base, "alg": config})
+elif old_format:
+    env = __import__("jaxmarl").make(config["ENV_NAME"], **config["ENV_KWARGS"])
+    jax.block_until_ready(jax.jit(q.make_train(config, env))(jax.random.PRNGKey(0)))
 else:
     env, _ = q.env_from_config(copy.deepcopy(config))
     jax.block_until_ready(jax.jit(q.make_train(config, env))(jax.random.PRNGKey(0)))

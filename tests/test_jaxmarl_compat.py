@@ -244,6 +244,26 @@ def test_ct_rollout_manager_pads_tags_and_adds_globals():
     assert valid[adversary].shape == (4, 5) and valid[adversary].dtype == jnp.float32
 
 
+def test_ct_rollout_manager_infos_take_jaxmarls_form():
+    # JaxMARL's bare MPE env returns no infos and shaq.py's logging relies on it; over a log
+    # wrapper every info leaf has the agent axis the scripts index.
+    from jaxmarl.wrappers.baselines import CTRolloutManager, LogWrapper
+
+    def step_infos(wrapped):
+        _, state = wrapped.batch_reset(jax.random.PRNGKey(0))
+        actions = {a: wrapped.batch_sample(jax.random.PRNGKey(1), a) for a in wrapped.agents}
+        infos = wrapped.batch_step(jax.random.PRNGKey(2), state, actions)[4]
+        for value in jax.tree.leaves(infos):
+            assert value.shape == (3, wrapped.num_agents)
+        return set(infos)
+
+    mpe = jaxmarl.make("MPE_simple_spread_v3")
+    assert step_infos(CTRolloutManager(mpe, batch_size=3)) == set()
+    logged = step_infos(CTRolloutManager(LogWrapper(mpe), batch_size=3))
+    assert {"returned_episode", "terminated", "truncated"} <= logged
+    assert step_infos(CTRolloutManager(jaxmarl.make("switch_riddle"), batch_size=3)) == {"success"}
+
+
 def test_ct_rollout_manager_on_smax_uses_world_state_and_avail_actions():
     from jaxmarl.wrappers.baselines import CTRolloutManager
 

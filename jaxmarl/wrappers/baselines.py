@@ -18,7 +18,9 @@ JaxMARL's baseline scripts import their wrappers from here::
   win from a reward of at least 1, which misreports a win when ``won_battle_bonus < 1``.
 * ``CTRolloutManager`` (the batch manager of JaxMARL's Q-learning scripts) pads, flattens and
   id-tags observations with :class:`jaxmarl.wrappers.AgentBatch`, and adds the global state
-  ``obs["__all__"]`` and the team reward ``rewards["__all__"]``.
+  ``obs["__all__"]`` and the team reward ``rewards["__all__"]``. Over a bare env its infos
+  are JaxMARL's: without the contract's ``terminated`` / ``truncated`` (so MPE's are empty),
+  the rest repeated per agent as ``LogWrapper`` does (``shaq.py`` indexes their agent axis).
 * ``save_params`` / ``load_params`` write and read flat safetensors files as JaxMARL's do (they
   need the ``safetensors`` package).
 
@@ -192,13 +194,21 @@ class LogWrapper(log.LogWrapper):
         super().__init__(_in_jaxmarl_form(env), replace_info)
 
     def shape_infos(self, infos: dict) -> dict:
-        per_agent = (self._env.num_agents,)
-        return {
-            name: jnp.broadcast_to(value, per_agent)
-            if isinstance(value, jax.Array) and value.ndim == 0
-            else value
-            for name, value in infos.items()
-        }
+        return _per_agent(infos, self._env.num_agents)
+
+
+CONTRACT_INFOS = ("terminated", "truncated")  # every env's per-step infos here
+
+
+def _per_agent(infos: dict, num_agents: int) -> dict:
+    """Infos with every one-value-per-env leaf repeated for each agent (``[num_agents]``), the
+    form JaxMARL's scripts index and reshape."""
+    return {
+        name: jnp.broadcast_to(value, (num_agents,))
+        if isinstance(value, jax.Array) and value.ndim == 0
+        else value
+        for name, value in infos.items()
+    }
 
 
 OvercookedV2LogWrapper = LogWrapper
@@ -285,6 +295,9 @@ class CTRolloutManager(JaxMARLWrapper):
         name = env.name.lower()
         self._shared_reward = any(k in name for k in ("smax", "overcooked", "hanabi"))
         self._world_state = "smax" in name
+        # Over a bare env, the contract's time-limit infos go: no JaxMARL env returns them,
+        # and shaq.py reads infos["returned_episode"] whenever its bare env has any info.
+        self._contract_infos = () if isinstance(env, log.LogWrapper) else CONTRACT_INFOS
 
     def _action_sizes(self) -> dict[str, int]:
         return dict(zip(self.agents, self.agent_batch.action_sizes))
@@ -327,7 +340,8 @@ class CTRolloutManager(JaxMARLWrapper):
         obs["__all__"] = self.global_state(raw, state)
         rewards = dict(rewards)
         rewards["__all__"] = self.global_reward(rewards)
-        return obs, state, rewards, dones, infos
+        infos = {k: v for k, v in infos.items() if k not in self._contract_infos}
+        return obs, state, rewards, dones, _per_agent(infos, self._env.num_agents)
 
     @jit_method
     def batch_reset(self, key: jax.Array) -> tuple[dict, Any]:
