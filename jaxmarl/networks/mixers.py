@@ -27,9 +27,10 @@ A learner's config chooses its mixer with a frozen dataclass, ``MixerConfig``: `
 ``mixer.embed_dim=64``) or ``SHAQMixerConfig`` (``mixer=shaq``). Each says whether it reads the
 world state and draws random numbers (``needs_key``), whether its parameters have their own
 learning rate (``lr``), forms the reward its output is regressed on (``team_reward``) and
-builds its linen module (``module``), so learners ask the object instead of testing its name. Sum or mean stays a field of the learner's config
-(``team_reward``), not of the mixer: it describes how the env shares its rewards, and switching
-the mixer (``alg=vdn`` over a QMIX preset) must not silently reset it.
+builds its linen module (``module``), so learners ask the object instead of testing its name.
+Sum or mean stays a field of the learner's config (``team_reward``), not of the mixer: it
+describes how the env shares its rewards, and switching the mixer (``alg=vdn`` over a QMIX
+preset) must not silently reset it.
 """
 
 from __future__ import annotations
