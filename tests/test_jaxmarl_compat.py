@@ -245,8 +245,9 @@ def test_ct_rollout_manager_pads_tags_and_adds_globals():
 
 
 def test_ct_rollout_manager_infos_take_jaxmarls_form():
-    # JaxMARL's bare MPE env returns no infos and shaq.py's logging relies on it; over a log
-    # wrapper every info leaf has the agent axis the scripts index.
+    # JaxMARL's bare MPE env returns no infos and shaq.py's logging relies on it; neither its
+    # envs nor its log wrappers return time-limit infos. Every leaf has the agent axis the
+    # scripts index.
     from jaxmarl.wrappers.baselines import CTRolloutManager, LogWrapper
 
     def step_infos(wrapped):
@@ -260,7 +261,7 @@ def test_ct_rollout_manager_infos_take_jaxmarls_form():
     mpe = jaxmarl.make("MPE_simple_spread_v3")
     assert step_infos(CTRolloutManager(mpe, batch_size=3)) == set()
     logged = step_infos(CTRolloutManager(LogWrapper(mpe), batch_size=3))
-    assert {"returned_episode", "terminated", "truncated"} <= logged
+    assert "returned_episode" in logged and not {"terminated", "truncated"} & logged
     assert step_infos(CTRolloutManager(jaxmarl.make("switch_riddle"), batch_size=3)) == {"success"}
 
 

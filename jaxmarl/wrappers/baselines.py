@@ -18,9 +18,9 @@ JaxMARL's baseline scripts import their wrappers from here::
   win from a reward of at least 1, which misreports a win when ``won_battle_bonus < 1``.
 * ``CTRolloutManager`` (the batch manager of JaxMARL's Q-learning scripts) pads, flattens and
   id-tags observations with :class:`jaxmarl.wrappers.AgentBatch`, and adds the global state
-  ``obs["__all__"]`` and the team reward ``rewards["__all__"]``. Over a bare env its infos
-  are JaxMARL's: without the contract's ``terminated`` / ``truncated`` (so MPE's are empty),
-  the rest repeated per agent as ``LogWrapper`` does (``shaq.py`` indexes their agent axis).
+  ``obs["__all__"]`` and the team reward ``rewards["__all__"]``. Its infos are JaxMARL's:
+  without the contract's ``terminated`` / ``truncated`` (so a bare MPE env's are empty), the
+  rest repeated per agent as ``LogWrapper`` does (``shaq.py`` indexes their agent axis).
 * ``save_params`` / ``load_params`` write and read flat safetensors files as JaxMARL's do (they
   need the ``safetensors`` package).
 
@@ -295,9 +295,6 @@ class CTRolloutManager(JaxMARLWrapper):
         name = env.name.lower()
         self._shared_reward = any(k in name for k in ("smax", "overcooked", "hanabi"))
         self._world_state = "smax" in name
-        # Over a bare env, the contract's time-limit infos go: no JaxMARL env returns them,
-        # and shaq.py reads infos["returned_episode"] whenever its bare env has any info.
-        self._contract_infos = () if isinstance(env, log.LogWrapper) else CONTRACT_INFOS
 
     def _action_sizes(self) -> dict[str, int]:
         return dict(zip(self.agents, self.agent_batch.action_sizes))
@@ -340,7 +337,9 @@ class CTRolloutManager(JaxMARLWrapper):
         obs["__all__"] = self.global_state(raw, state)
         rewards = dict(rewards)
         rewards["__all__"] = self.global_reward(rewards)
-        infos = {k: v for k, v in infos.items() if k not in self._contract_infos}
+        # JaxMARL's envs and log wrappers return no time-limit infos, and shaq.py reads
+        # infos["returned_episode"] whenever its (unwrapped) env returns any info.
+        infos = {k: v for k, v in infos.items() if k not in CONTRACT_INFOS}
         return obs, state, rewards, dones, _per_agent(infos, self._env.num_agents)
 
     @jit_method
