@@ -7,7 +7,9 @@ YAML is read as ``benchmarks/ppo_vs_jaxmarl.py``'s peer runner reads it (``PEER_
 ``TOTAL_TIMESTEPS`` and ``NUM_SEEDS`` set, Overcooked layouts looked up by name); the
 Q-learning scripts get their env from their own ``env_from_config``. Each script runs in its
 own process; the table says whether one jitted training run finished, or the error's line.
-Sizes are cut to 4 envs so that compiling dominates; nothing is measured.
+Sizes are cut to 4 envs so that compiling dominates; nothing is measured. ``jax.tree_leaves``,
+which ``transf_qmix.py`` calls and jax 0.6 removed, is restored as ``jax.tree_util.tree_leaves``
+on both sides.
 
 Usage::
 
@@ -108,6 +110,8 @@ sys.path.insert(0, str(__import__("pathlib").Path(script).parent))  # as `python
 """
     + SCRIPT_STUBS
     + r"""
+if not hasattr(jax, "tree_leaves"):  # transf_qmix.py calls jax.tree_leaves, gone since jax 0.6
+    jax.tree_leaves = jax.tree_util.tree_leaves
 spec = importlib.util.spec_from_file_location("q_script", script)
 q = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(q)
@@ -190,6 +194,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=1, help="scripts run at once")
     parser.add_argument("--md", type=Path, help="write the table here too")
+    parser.add_argument(
+        "--only", help="run only the scripts whose path contains this (the table is theirs)"
+    )
     args = parser.parse_args(argv)
     baselines = args.jaxmarl / "baselines"
     if not baselines.is_dir():
@@ -197,6 +204,8 @@ def main(argv=None) -> int:
     if args.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {args.jobs}")
     jobs = [(s, c, False) for s, c in SCRIPTS] + [(s, c, True) for s, c in Q_SCRIPTS]
+    if args.only:
+        jobs = [job for job in jobs if args.only in job[0]]
     # (python, whole, column title): training alone, then main(), here and under JaxMARL.
     sides = [(sys.executable, "here"), *([(args.peer, "with JaxMARL 0.2.0")] if args.peer else [])]
     modes = [(False, "trains"), *([(True, "main() runs")] if args.main else [])]

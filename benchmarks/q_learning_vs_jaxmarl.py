@@ -168,7 +168,22 @@ PAIRINGS = {
         peer_train_scale=1 / NUM_AGENTS,
         peer_extra=(("ENV_NAME", "MPE_simple_spread_v3"), ("ENV_KWARGS", {})),
     ),
+    # transf_qmix_mpe.yaml: as shaq_mpe.yaml, 8 envs x 25 steps from a reset every update,
+    # logging the rollout's summed team reward (3x).
+    "transf_qmix": Pairing(
+        script="transf_qmix.py",
+        config="QLearning/config/alg/transf_qmix_mpe.yaml",
+        our_steps_per_update=8 * 25,
+        peer_steps_per_update=8 * 25,
+        peer_train_scale=1 / NUM_AGENTS,
+    ),
 }
+
+
+# --eps-fraction: both sides' epsilon schedules end at this fraction of the run (ours:
+# eps_decay; the peer's EPSILON_ANNEAL_TIME counts steps of its NUM_ENVS envs), for runs shorter
+# than the published configs' whose schedule would otherwise end at a different point.
+MATCHED_EPSILON: dict[str, float] = {}
 
 
 def peer_train_raw(alg: str, logged: list[float]) -> list[float]:
@@ -187,6 +202,7 @@ PEER_RUNNER = r"""
 import importlib.util, json, sys, time, types
 
 script, config_path, total_steps, num_seeds, seed, test, eval_episodes, extra = sys.argv[1:9]
+sys.path.insert(0, script.rsplit("/", 1)[0])  # transf_qmix.py imports utils.fast_attention
 logged = []
 module = types.ModuleType("wandb")
 module.init = lambda *a, **k: None
@@ -196,7 +212,7 @@ def _log(metrics, *args, **kwargs):  # WANDB_LOG_ALL_SEEDS adds "rng<seed>/<key>
     # shaq.py has no WANDB_LOG_ALL_SEEDS: its vmapped callback runs once per seed, in order
     labels = [k.split("/")[0] for k in metrics if k.startswith("rng")]
     row["seed"] = labels[0] if labels else None
-    row.setdefault("update_steps", row.get("updates", 0.0))
+    row.setdefault("update_steps", row.get("updates", row.get("num_updates", 0.0)))
     logged.append(row)
     if row["update_steps"] >= progress["next"]:
         print(f"update {int(row['update_steps'])} t={time.perf_counter() - T0:.0f}s "
@@ -206,6 +222,8 @@ module.log = _log
 sys.modules["wandb"] = module
 
 import jax, jax.numpy as jnp, numpy as np, yaml
+if not hasattr(jax, "tree_leaves"):  # transf_qmix.py calls jax.tree_leaves, gone in jax 0.6
+    jax.tree_leaves = jax.tree_util.tree_leaves
 
 spec = importlib.util.spec_from_file_location("peer_script", script)
 peer = importlib.util.module_from_spec(spec)
@@ -239,9 +257,11 @@ else:  # shaq.py builds its env in main(): unwrapped, one rollout of max_steps p
     env = make(config["ENV_NAME"], **config["ENV_KWARGS"])
     config.setdefault("NUM_STEPS", env.max_steps)
 train = peer.make_train(config, env)
-# shaq.py logs each rollout's summed team reward and its in-loop test as "(test_)returns"
+# shaq.py and transf_qmix.py log each rollout's summed team reward and their in-loop test as
+# "(test_)returns"
+TRANSFORMER = hasattr(peer, "TransformerAgent")
 PEER_CURVE, PEER_TEST = (
-    ("returns", "test_returns") if hasattr(peer, "AgentRNN")
+    ("returns", "test_returns") if hasattr(peer, "AgentRNN") or TRANSFORMER
     else ("returned_episode_returns", "test_returned_episode_returns"))
 NUM_UPDATES = config["NUM_UPDATES"]
 rngs = jax.random.split(jax.random.PRNGKey(config["SEED"]), config["NUM_SEEDS"])
@@ -303,12 +323,13 @@ def greedy_return(state, key):
 
 
 eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 12345))(rngs)
-try:
-    greedy_eval = np.asarray(
-        jax.jit(jax.vmap(greedy_return))(out["runner_state"][0], eval_keys)).tolist()
-except Exception as error:  # keep the training result if the evaluation fails
-    print(f"greedy evaluation failed: {error!r}", file=sys.stderr, flush=True)
-    greedy_eval = []
+greedy_eval = []
+if not TRANSFORMER:  # transf_qmix.py's own greedy test (below) ran at its last update
+    try:
+        greedy_eval = np.asarray(
+            jax.jit(jax.vmap(greedy_return))(out["runner_state"][0], eval_keys)).tolist()
+    except Exception as error:  # keep the training result if the evaluation fails
+        print(f"greedy evaluation failed: {error!r}", file=sys.stderr, flush=True)
 # the script labels each seed's rows "rng<key[0]>": list them in vmap order (as the evaluation)
 seeds = [f"rng{int(k[0])}" for k in np.asarray(rngs)]
 if all(row["seed"] is None for row in logged):  # in call order: seed 0, 1, ... per update
@@ -337,6 +358,8 @@ result["train_logged"] = curve[:, -tail:].mean(axis=1).tolist()
 stride = max(1, NUM_UPDATES // 200)
 result["logged_curve"] = curve[:, ::stride].tolist()
 result["curve_updates"] = list(range(1, NUM_UPDATES + 1))[::stride]
+if TRANSFORMER:
+    result["eval_greedy_logged"] = per_seed(PEER_TEST)[:, -1].tolist()
 if config["TEST_DURING_TRAINING"]:
     result["greedy_logged"] = per_seed(PEER_TEST)[:, -1].tolist()
 print("RESULT " + json.dumps(result))
@@ -521,6 +544,7 @@ def _run_ours(alg, steps, seeds, out_dir, name, extra, stall_s) -> dict | None:
         f"run.name={name}",
         "run.gif=false",
         *extra,
+        *([f"eps_decay={MATCHED_EPSILON['fraction']}"] if MATCHED_EPSILON else []),
         "--no-progress",
     ]
     load_before = machine_load()
@@ -599,7 +623,11 @@ def _run_peer(alg, steps, seeds, seed, test, python, scripts, log, stall_s):
         peer_config = scripts / PAIRINGS[alg].config
         cmd = [python, "-I", str(runner), str(script), str(peer_config)]
         cmd += [str(steps), str(seeds), str(seed), "1" if test else "0", str(PEER_EVAL_EPISODES)]
-        cmd += [json.dumps(dict(PAIRINGS[alg].peer_extra))]
+        peer_extra = dict(PAIRINGS[alg].peer_extra)
+        if MATCHED_EPSILON:
+            per_env = steps / (PAIRINGS[alg].peer_steps_per_update / 25)  # 25-step rollouts
+            peer_extra["EPSILON_ANNEAL_TIME"] = int(MATCHED_EPSILON["fraction"] * per_env)
+        cmd += [json.dumps(peer_extra)]
         load_before = machine_load()
         proc = run_watched(cmd, tmp, stall_s, log.with_suffix(".log"))
     if proc["stalled"]:
@@ -728,6 +756,12 @@ def main(argv=None) -> int:
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--plot", type=Path, help="write the training curves to this PNG")
     parser.add_argument("--stall-s", type=float, default=60.0)
+    parser.add_argument(
+        "--eps-fraction",
+        type=float,
+        help="end both sides' epsilon schedules at this fraction of the run (shaq, "
+        "transf_qmix: their scripts' EPSILON_ANNEAL_TIME counts per-env steps)",
+    )
     parser.add_argument("--ours-separate", action="store_true", help="one process per seed")
     parser.add_argument("--peer-separate", action="store_true", help="one process per seed")
     parser.add_argument(
@@ -743,6 +777,12 @@ def main(argv=None) -> int:
         parser.error(f"--algs: unknown {unknown}; choose from {sorted(PAIRINGS)}")
     if args.peer_concurrent < 1 or (args.peer_concurrent > 1 and not args.peer_separate):
         parser.error("--peer-concurrent must be >= 1, and above 1 only with --peer-separate")
+    if args.eps_fraction is not None:
+        if not 0.0 < args.eps_fraction <= 1.0:
+            parser.error("--eps-fraction must be in (0, 1]")
+        if set(args.algs.split(",")) - {"shaq", "transf_qmix"}:
+            parser.error("--eps-fraction is for --algs shaq,transf_qmix (8 envs x 25 steps)")
+        MATCHED_EPSILON["fraction"] = args.eps_fraction
     args.out_dir.mkdir(parents=True, exist_ok=True)
     store = args.out_dir / "results.json"
     results = json.loads(store.read_text()) if store.exists() else {}

@@ -80,8 +80,9 @@ class GreedyPolicy:
 
     def __init__(self, learner: Learner, params: Any):
         self.learner, self.params = learner, params
-        # The env the user steps is the unwrapped one (no episode statistics).
-        training_env = dataclasses.replace(learner.env, env=learner.env.unwrapped)
+        # The env the user steps has no episode statistics (the unwrapped env, or its entity
+        # view for entity-based networks: ``TrainedRun.env``).
+        training_env = dataclasses.replace(learner.env, env=learner.env.policy_env)
         add_batch = lambda tree: jax.tree.map(lambda x: x[None], tree)
 
         def act(params, carry, obs, state, first):
@@ -125,8 +126,11 @@ class TrainedRun:
 
     @property
     def env(self) -> MultiAgentEnv:
-        """The (unwrapped) env the run trained on."""
-        return self.learner.env.unwrapped
+        """The env the run trained on, without episode statistics: the unwrapped env, or for
+        entity-based networks (``alg=transf_qmix``) its entity view
+        (``jaxmarl.wrappers.entities.EntityObservations``), whose observations the policy
+        reads."""
+        return self.learner.env.policy_env
 
     def seed_params(self, seed: int = 0) -> Any:
         if not 0 <= seed < self.num_seeds:

@@ -4,8 +4,8 @@ Arguments are ``key=value`` overrides of the learner's config (nested keys with 
 ``run.total_timesteps=2000000 network.trunk.size=64``; choices by kind: ``network.trunk=gru``,
 ``mixer=qmix``, ``returns=lambda``, ``critic=centralised``), plus three special keys:
 
-* ``alg=ippo|mappo|iql|vdn|qmix|pqn_vdn`` (default ``mappo``) picks the learner; the multi-task
-  learners ``mtapn_vdn|mtapn_qmix|mt_ippo|mt_mappo`` take
+* ``alg=ippo|mappo|iql|vdn|qmix|shaq|transf_qmix|pqn_vdn`` (default ``mappo``) picks the
+  learner; the multi-task learners ``mtapn_vdn|mtapn_qmix|mt_ippo|mt_mappo`` take
   ``tasks=[ENV_ID:key=value:key=value,ENV_ID:...]`` and, for transfer,
   ``init_decision_from=RUN_DIR freeze_decision=true|false`` (they write the decision layers of
   seed 0 to ``RUN_DIR/decision_layers`` at the end);

@@ -32,7 +32,8 @@ IDS = [
     "jaxnav",
 ]
 CONTINUOUS = {"hopper_3x1", "jaxnav"}
-Q_LEARNERS = {"iql", "vdn", "qmix", "shaq", "pqn_vdn"}
+Q_LEARNERS = {"iql", "vdn", "qmix", "shaq", "transf_qmix", "pqn_vdn"}
+ENTITY_VIEWS = {"MPE_simple_spread_v3", "HeuristicEnemySMAX"}  # what alg=transf_qmix reads
 
 _STEPS = ["num_steps=4", "run.total_timesteps=8"]
 _PPO = [*_STEPS, "num_minibatches=1", "update_epochs=1"]
@@ -41,7 +42,7 @@ SMALL = {
     "ippo": _PPO,
     "mappo": _PPO,
     "pqn_vdn": [*_STEPS, "num_minibatches=1", "num_epochs=1"],
-    **dict.fromkeys(("iql", "vdn", "qmix", "shaq"), _REPLAY),
+    **dict.fromkeys(("iql", "vdn", "qmix", "shaq", "transf_qmix"), _REPLAY),
 }
 
 
@@ -67,7 +68,10 @@ def _trace(alg: str, env_id: str, overrides=()):
 @pytest.mark.parametrize("env_id", IDS)
 @pytest.mark.parametrize("alg", sorted(SMALL))
 def test_learner_traces_or_refuses_clearly(alg, env_id):
-    if alg in Q_LEARNERS and env_id in CONTINUOUS:
+    if alg == "transf_qmix" and env_id not in ENTITY_VIEWS:
+        with pytest.raises(ValueError, match="has no entity view.*get_entity_obs"):
+            _trace(alg, env_id)
+    elif alg in Q_LEARNERS and env_id in CONTINUOUS:
         with pytest.raises(ValueError, match="Q-learning needs discrete actions.*alg=ippo"):
             _trace(alg, env_id)
     else:

@@ -1,5 +1,5 @@
-"""Value-based learners: IQL, VDN, QMIX and SHAQ (replay buffer and target network) and PQN
-(neither).
+"""Value-based learners: IQL, VDN, QMIX, SHAQ and TransfQMIX (replay buffer and target
+network) and PQN (neither).
 
 They share one recurrent Q-learning core, told apart by the mixer: ``acting`` (epsilon-greedy
 over available actions), ``config`` (``QCommonConfig``), ``network`` (agents' Q-network and
@@ -13,10 +13,16 @@ from jaxmarl.baselines.q_learning.config import (
     NStepReturns,
     QCommonConfig,
     Returns,
+    TransformerNetworkConfig,
     epsilon_schedule,
     make_optimiser,
 )
-from jaxmarl.baselines.q_learning.learner import QLearningConfig, QTrainState, make_q_learning
+from jaxmarl.baselines.q_learning.learner import (
+    QLearningConfig,
+    QTrainState,
+    TransfQMIXConfig,
+    make_q_learning,
+)
 from jaxmarl.baselines.q_learning.network import build_mixer, build_q_network
 from jaxmarl.baselines.q_learning.pqn import PQNConfig, make_pqn
 from jaxmarl.baselines.q_learning.td_loss import QSequence, td_loss, truncation_slots
@@ -34,6 +40,7 @@ register_algorithm("iql", QLearningConfig, make_q_learning, fixed=("mixer=none",
 register_algorithm("vdn", QLearningConfig, make_q_learning, fixed=("mixer=vdn",))
 register_algorithm("qmix", QLearningConfig, make_q_learning, fixed=("mixer=qmix",))
 register_algorithm("shaq", QLearningConfig, make_q_learning, fixed=("mixer=shaq",))
+register_algorithm("transf_qmix", TransfQMIXConfig, make_q_learning, fixed=("mixer=transformer",))
 register_algorithm("pqn_vdn", PQNConfig, make_pqn, fixed=("mixer=vdn",))
 
 __all__ = [
@@ -45,6 +52,8 @@ __all__ = [
     "QLearningConfig",
     "QSequence",
     "QTrainState",
+    "TransfQMIXConfig",
+    "TransformerNetworkConfig",
     "build_mixer",
     "build_q_network",
     "epsilon_greedy",

@@ -14,6 +14,7 @@ from jaxmarl.networks.mixers import (
     NoMixerConfig,
     QMIXMixerConfig,
     SHAQMixerConfig,
+    TransformerMixerConfig,
     VDNMixerConfig,
 )
 from jaxmarl.training import targets
@@ -30,7 +31,13 @@ from jaxmarl.training.sgd import learning_rate
 from jaxmarl.training.sweep import sweepable_optimiser
 
 OPTIMISERS = ("adam", "radam")
-MIXERS = (NoMixerConfig, VDNMixerConfig, QMIXMixerConfig, SHAQMixerConfig)
+MIXERS = (
+    NoMixerConfig,
+    VDNMixerConfig,
+    QMIXMixerConfig,
+    SHAQMixerConfig,
+    TransformerMixerConfig,
+)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -89,6 +96,59 @@ def q_network_defaults() -> NetworkConfig:
         activation="relu",
         agent_id=True,
     )
+
+
+ATTENTIONS = ("linear", "softmax")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TransformerNetworkConfig:
+    """TransfQMIX's agents (``jaxmarl.networks.transformer.TransformerAgent``): a transformer
+    over the env's entity observations with a recurrent hidden token (``network`` of
+    ``alg=transf_qmix``; defaults are JaxMARL's ``transf_qmix_*.yaml``).
+
+    Attributes:
+        width: token width, shared with the transformer mixer (``AGENT_HIDDEN_DIM``).
+        num_layers, num_heads, ff_dim: encoder blocks, attention heads (dividing ``width``)
+            and the blocks' MLP width (``AGENT_TRANSF_NUM_LAYERS``, ``_NUM_HEADS``,
+            ``_DIM_FF``).
+        init_scale: orthogonal gain of the embedding and Q layers (``AGENT_INIT_SCALE``).
+        embed_relu: ReLU after the embedding layers, the mixer's too (``EMBEDDER_USE_RELU``).
+        attention: ``"linear"`` (JaxMARL's ``USE_FAST_ATTENTION``, the relu-kernel linear
+            attention) or ``"softmax"`` (scaled dot-product, empty entity rows masked).
+        entity_actions: read the Q-value of an action the env ties to an entity (SMAX's
+            attacks) from that entity's token (TransfQMix's policy decoupling); off: every
+            Q-value from the agent's own token.
+    """
+
+    kind: ClassVar[str] = "transformer"
+    agent_id: ClassVar[bool] = False  # the is-self row flag tells agents apart
+    width: int = 32
+    num_layers: int = 2
+    num_heads: int = 8
+    ff_dim: int = 128
+    init_scale: float = 1.0
+    embed_relu: bool = False
+    attention: str = "linear"
+    entity_actions: bool = True
+
+    def __post_init__(self):
+        require_positive(
+            "network",
+            width=self.width,
+            num_layers=self.num_layers,
+            num_heads=self.num_heads,
+            ff_dim=self.ff_dim,
+            init_scale=self.init_scale,
+        )
+        require(
+            self.width % self.num_heads == 0,
+            f"network.num_heads={self.num_heads} must divide network.width={self.width}",
+        )
+        require(
+            self.attention in ATTENTIONS,
+            f"network.attention must be one of {ATTENTIONS}, got {self.attention!r}",
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -162,6 +222,11 @@ class QCommonConfig(RolloutUpdates):
         require(
             isinstance(self.mixer, MIXERS),
             f"mixer must be one of {[m.__name__ for m in MIXERS]}, got {self.mixer!r}",
+        )
+        require(
+            not self.mixer.reads_agent_states or isinstance(self.network, TransformerNetworkConfig),
+            f"mixer={self.mixer.kind} mixes the hidden tokens of transformer agents; use "
+            f"alg=transf_qmix, or another mixer",
         )
         require(
             isinstance(self.returns, NStepReturns | LambdaReturns),

@@ -206,19 +206,32 @@ def td_loss(
     # observation (when recorded), valued from the state reached at step t.
     chooser = jax.lax.stop_gradient(q[1:])
     after = (q_target[1:], chooser, inputs.avail_actions[1:], inputs.world_state[1:])
+    # A mixer that reads the agents' hidden tokens (TransfQMIX's) also gets those of the next
+    # steps, and episode starts to reset its own token at.
+    reads_states = config.mixer.reads_agent_states
+    next_first = inputs.first[1:]
+    if reads_states:
+        after += (target_states[1:],)
     if terminal is not None:
         last_step = sequence.done.shape[0] - 1
         # The state after step t (states[t]) is where the real last observation is read from.
         slot_states = lambda x: _take_steps(x, jnp.minimum(sequence.terminal_step, last_step))
-        q_target_end = network.q_values_after(
-            target_params, slot_states(target_states), terminal.obs
-        )  # [K, B, A, n]
+        if reads_states:
+            q_target_end, target_end_states = network.q_values_after(
+                target_params, slot_states(target_states), terminal.obs, with_states=True
+            )
+        else:
+            q_target_end = network.q_values_after(
+                target_params, slot_states(target_states), terminal.obs
+            )  # [K, B, A, n]
         if double_q:
             online = jax.lax.stop_gradient((params, slot_states(states)))
             q_online_end = network.q_values_after(*online, terminal.obs)
         else:
             q_online_end = q_target_end
         ends = (q_target_end, q_online_end, terminal.avail_actions, terminal.world_state)
+        if reads_states:
+            ends += (target_end_states,)
         slot, has = sequence.bootstrap_steps()
         placed = lambda end: _take_steps(end, slot)  # [T, B, ...]
         has_for = lambda x: has.reshape(has.shape + (1,) * (x.ndim - 2))
@@ -226,7 +239,10 @@ def td_loss(
             jnp.where(has_for(following), placed(end), following)
             for end, following in zip(ends, after)
         )
-    next_q_target, next_q_online, next_avail, next_world = after
+        # A real last observation continues its episode; the step after it is the second of
+        # the next episode, whose first the next-value sequence never saw.
+        next_first = (next_first & ~has) | jnp.concatenate([jnp.zeros_like(has[:1]), has[:-1]])
+    next_q_target, next_q_online, next_avail, next_world = after[:4]
     next_action = greedy_actions(next_q_online if double_q else next_q_target, next_avail)
     next_q = jnp.take_along_axis(next_q_target, next_action[..., None], axis=-1)[..., 0]
     any_avail = jnp.any(next_avail, axis=-1)
@@ -236,9 +252,21 @@ def td_loss(
     greedy = sequence.action == greedy_actions(
         jax.lax.stop_gradient(q[:-1]), inputs.avail_actions[:-1]
     )
-    q_mixed = network.mix(params, taken, inputs.world_state[:-1], greedy, key)  # [T, B, K]
-    # The next actions are greedy by construction: no weights for non-greedy ones.
-    next_mixed = network.mix(target_params, next_q, next_world)
+    if reads_states:
+        q_mixed = network.mix(
+            params,
+            taken,
+            inputs.world_state[:-1],
+            agent_states=states[:-1],
+            first=inputs.first[:-1],
+        )
+        next_mixed = network.mix(
+            target_params, next_q, next_world, agent_states=after[4], first=next_first
+        )
+    else:
+        q_mixed = network.mix(params, taken, inputs.world_state[:-1], greedy, key)  # [T, B, K]
+        # The next actions are greedy by construction: no weights for non-greedy ones.
+        next_mixed = network.mix(target_params, next_q, next_world)
     reward = config.mixer.team_reward(sequence.reward, config.team_reward) * config.reward_scale
     width = reward.shape[-1]
     per_value = lambda flags: jnp.broadcast_to(flags[..., None], (*flags.shape, width))

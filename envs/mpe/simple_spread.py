@@ -107,6 +107,38 @@ class SimpleSpreadMPE(MPEBase):
         )
         return self._split(obs)
 
+    # ------------------------------------------------------------------ entity view
+    # Observations as one row per entity, for entity-based networks (TransfQMIX); see
+    # ``jaxmarl.wrappers.entities``. Rows follow ``p_pos``: agents, then landmarks.
+    @property
+    def entity_obs_shape(self) -> tuple[int, int]:
+        """``(entities, 4)``: per entity its position relative to the agent, is-self and
+        is-agent flags (JaxMARL's TransfQMIX spread matrix; velocities are not in it)."""
+        return (self.num_entities, 4)
+
+    @property
+    def entity_world_shape(self) -> tuple[int, int]:
+        """``(entities, 5)``: position, velocity and an is-agent flag per entity."""
+        return (self.num_entities, 5)
+
+    def get_entity_obs(self, state: State, obs: Observations | None = None) -> Observations:
+        """``{agent: [entities, 4]}`` float32 (``obs`` is not needed: rows come from the
+        state)."""
+        n = self.num_agents
+        relative = state.p_pos[None, :, :] - state.p_pos[:n, None, :]  # [n, entities, 2]
+        is_self = np.eye(n, self.num_entities, dtype=np.float32)
+        is_agent = np.broadcast_to(self._is_agent_entity(), (n, self.num_entities))
+        rows = jnp.concatenate([relative, is_self[..., None], is_agent[..., None]], axis=-1)
+        return {agent: rows[i] for i, agent in enumerate(self.agents)}
+
+    def get_entity_world_state(self, state: State) -> jax.Array:
+        """``[entities, 5]`` float32: ``p_pos``, ``p_vel``, is-agent."""
+        flag = jnp.asarray(self._is_agent_entity())[:, None]
+        return jnp.concatenate([state.p_pos, state.p_vel, flag], axis=-1)
+
+    def _is_agent_entity(self) -> np.ndarray:
+        return (np.arange(self.num_entities) < self.num_agents).astype(np.float32)
+
     def _rewards(self, state: State) -> jax.Array:
         n = self.num_agents
         agent_to_landmark = pair_distances(state.p_pos, self._landmark_pairs).reshape(n, -1)

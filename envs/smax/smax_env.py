@@ -679,6 +679,70 @@ class SMAX(MultiAgentEnv):
             ]
         )
 
+    # ------------------------------------------------------------------ entity view
+    # Observations as one row per unit, for entity-based networks (TransfQMIX); see
+    # ``jaxmarl.wrappers.entities``.
+    @property
+    def entity_obs_shape(self) -> tuple[int, int]:
+        """``(units, 15)``: each other unit's unit-list features (13) in observation order,
+        then the agent's own features padded to 13; every row ends with a teammate flag and
+        an is-self flag (JaxMARL's TransfQMIX matrix). Rows of dead or unseen units are zero
+        apart from the teammate flag."""
+        return (self.num_units, len(UNIT_FEATURES) + 2)
+
+    @property
+    def entity_world_shape(self) -> tuple[int, int]:
+        """``(units, 12)``: ``get_world_state`` as one row per unit (its 10 features, team,
+        type id)."""
+        return (self.num_units, len(OWN_FEATURES) + 2)
+
+    def get_entity_obs(self, state: State, obs: Observations | None = None) -> Observations:
+        """``{agent: [units, 15]}`` float32 from the unit-list observations (``obs`` when they
+        are given and unit-list, else computed from ``state``)."""
+        if obs is None or self.observation_type != UNIT_LIST_OBS:
+            rows = self._unit_list_obs(state)
+            obs = {agent: rows[self.agent_ids[agent]] for agent in self.agents}
+        width = len(UNIT_FEATURES)
+        own = len(OWN_FEATURES)
+        out = {}
+        for agent in self.agents:
+            flat = obs[agent]
+            others = flat[:-own].reshape(self.num_units - 1, width)
+            mine = jnp.pad(flat[-own:], (0, width - own))
+            flags = self._entity_flags(agent)
+            features = jnp.concatenate([others, mine[None]], axis=0)
+            out[agent] = jnp.concatenate([features, jnp.asarray(flags)], axis=-1)
+        return out
+
+    def get_entity_world_state(self, state: State) -> jax.Array:
+        """``[units, 12]`` float32, ``get_world_state`` row by row."""
+        flat = self.get_world_state(state)
+        n, own = self.num_units, len(OWN_FEATURES)
+        units = flat[: own * n].reshape(n, own)
+        ids = flat[own * n :].reshape(2, n).T  # team, type
+        return jnp.concatenate([units, ids], axis=-1)
+
+    def entity_action_rows(self, agent: str) -> np.ndarray:
+        """``[actions]`` int: the entity row each action is read from, ``-1`` for the agent's
+        own (the moves and stop). Attack slot ``k`` targets the ``k``-th opponent in
+        observation order, which follows the agent's ``team - 1`` teammates."""
+        teammates = self._team_size(agent) - 1
+        moves = -np.ones(NUM_MOVEMENT_ACTIONS, dtype=np.int32)
+        slots = self.action_space(agent).n - NUM_MOVEMENT_ACTIONS
+        return np.concatenate([moves, teammates + np.arange(slots, dtype=np.int32)])
+
+    def _team_size(self, agent: str) -> int:
+        return self.num_allies if self.agent_ids[agent] < self.num_allies else self.num_enemies
+
+    def _entity_flags(self, agent: str) -> np.ndarray:
+        """``[units, 2]``: teammate and is-self flags of the entity rows (others first, then
+        the agent itself)."""
+        teammates = self._team_size(agent) - 1
+        others = self.num_units - 1
+        teammate = np.concatenate([np.arange(others) < teammates, [True]]).astype(np.float32)
+        is_self = (np.arange(self.num_units) == others).astype(np.float32)
+        return np.stack([teammate, is_self], axis=-1)
+
     def is_terminal(self, state: State) -> jax.Array:
         """A team has no living unit, or the time limit is reached."""
         a = self.num_allies

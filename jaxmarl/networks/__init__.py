@@ -12,10 +12,12 @@ from jaxmarl.networks.mixers import (
     ShapleyAlpha,
     SHAQMixer,
     SHAQMixerConfig,
+    TransformerMixerConfig,
     VDNMixer,
     VDNMixerConfig,
 )
 from jaxmarl.networks.q_network import QNetwork
+from jaxmarl.networks.transformer import TransformerAgent, TransformerMixer, TransformerQNetwork
 from jaxmarl.networks.trunks import GRUTrunk, MLPTrunk, initial_carry
 
 __all__ = [
@@ -37,6 +39,10 @@ __all__ = [
     "SHAQMixer",
     "SHAQMixerConfig",
     "ShapleyAlpha",
+    "TransformerAgent",
+    "TransformerMixer",
+    "TransformerMixerConfig",
+    "TransformerQNetwork",
     "VDNMixer",
     "VDNMixerConfig",
     "ValueHead",

@@ -24,9 +24,12 @@ as SMAX: the sum would count that one reward once per agent).
 
 A learner's config chooses its mixer with a frozen dataclass, ``MixerConfig``: ``NoMixerConfig``
 (``mixer=none``), ``VDNMixerConfig`` (``mixer=vdn``), ``QMIXMixerConfig`` (``mixer=qmix``,
-``mixer.embed_dim=64``) or ``SHAQMixerConfig`` (``mixer=shaq``). Each says whether it reads the
-world state and draws random numbers (``needs_key``), whether its parameters have their own
-learning rate (``lr``), forms the reward its output is regressed on (``team_reward``) and
+``mixer.embed_dim=64``), ``SHAQMixerConfig`` (``mixer=shaq``) or ``TransformerMixerConfig``
+(``mixer=transformer``, TransfQMIX's, whose module is in ``jaxmarl.networks.transformer``).
+Each says whether it reads the world state, the agents' hidden states
+(``reads_agent_states``) and draws random numbers (``needs_key``), whether its parameters have
+their own learning rate (``lr``), forms the reward its output is regressed on (``team_reward``)
+and
 builds its linen module (``module``), so learners ask the object instead of testing its name.
 Sum or mean stays a field of the learner's config (``team_reward``), not of the mixer: it
 describes how the env shares its rewards, and switching the mixer (``alg=vdn`` over a QMIX
@@ -221,6 +224,7 @@ class NoMixerConfig:
 
     kind: ClassVar[str] = "none"
     needs_key: ClassVar[bool] = False
+    reads_agent_states: ClassVar[bool] = False  # only the transformer mixer's
     lr: ClassVar[float | None] = None  # the mixer's parameters (if any) use the learner's lr
     needs_world_state: ClassVar[bool] = False
 
@@ -239,6 +243,7 @@ class VDNMixerConfig:
 
     kind: ClassVar[str] = "vdn"
     needs_key: ClassVar[bool] = False
+    reads_agent_states: ClassVar[bool] = False  # only the transformer mixer's
     lr: ClassVar[float | None] = None  # the mixer's parameters (if any) use the learner's lr
     needs_world_state: ClassVar[bool] = False
 
@@ -262,6 +267,7 @@ class QMIXMixerConfig:
 
     kind: ClassVar[str] = "qmix"
     needs_key: ClassVar[bool] = False
+    reads_agent_states: ClassVar[bool] = False  # only the transformer mixer's
     lr: ClassVar[float | None] = None  # the mixer's parameters (if any) use the learner's lr
     needs_world_state: ClassVar[bool] = True
     embed_dim: int = 32
@@ -300,6 +306,7 @@ class SHAQMixerConfig:
 
     kind: ClassVar[str] = "shaq"
     needs_key: ClassVar[bool] = True  # its coalitions
+    reads_agent_states: ClassVar[bool] = False
     needs_world_state: ClassVar[bool] = True
     sample_size: int = 5
     embed_dim: int = 32
@@ -331,4 +338,47 @@ class SHAQMixerConfig:
         return _reduce(reward, reduction)
 
 
-MixerConfig = NoMixerConfig | VDNMixerConfig | QMIXMixerConfig | SHAQMixerConfig
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TransformerMixerConfig:
+    """TransfQMIX's mixer (``jaxmarl.networks.transformer.TransformerMixer``): a transformer
+    over the world's entity rows and the agents' hidden tokens whose outputs are the weights of
+    a monotonic mixing layer. It mixes transformer agents only (``alg=transf_qmix``), whose
+    width, attention and embedding activation it shares.
+
+    Attributes:
+        num_layers: encoder blocks (JaxMARL's ``MIXER_TRANSF_NUM_LAYERS``).
+        num_heads: attention heads (``MIXER_TRANSF_NUM_HEADS``); must divide the width.
+        ff_dim: hidden width of each block's MLP (``MIXER_TRANSF_DIM_FF``).
+        init_scale: orthogonal gain of its embedding and bias layers (``MIXER_INIT_SCALE``).
+    """
+
+    kind: ClassVar[str] = "transformer"
+    needs_key: ClassVar[bool] = False
+    reads_agent_states: ClassVar[bool] = True
+    lr: ClassVar[float | None] = None
+    needs_world_state: ClassVar[bool] = True
+    num_layers: int = 2
+    num_heads: int = 8
+    ff_dim: int = 128
+    init_scale: float = 1.0
+
+    def __post_init__(self):
+        for name in ("num_layers", "num_heads", "ff_dim", "init_scale"):
+            value = getattr(self, name)
+            if not value > 0:
+                raise ValueError(f"mixer.{name} must be > 0, got {value}")
+
+    def module(self) -> nn.Module:
+        raise ValueError(
+            "mixer=transformer mixes the hidden tokens of transformer agents; use "
+            "alg=transf_qmix (or another mixer)"
+        )
+
+    def team_reward(self, reward: jax.Array, reduction: str = "sum") -> jax.Array:
+        """Rewards ``[..., A]`` -> the team reward ``[..., 1]`` (``"sum"`` or ``"mean"``)."""
+        return _reduce(reward, reduction)
+
+
+MixerConfig = (
+    NoMixerConfig | VDNMixerConfig | QMIXMixerConfig | SHAQMixerConfig | TransformerMixerConfig
+)

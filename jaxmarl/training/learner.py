@@ -109,8 +109,8 @@ def record_greedy_episode(learner: Learner, params: Any, key: jax.Array) -> tupl
         episode ends (win, loss or time limit) its final state is repeated, and ``num_frames``
         (int32) counts the frames up to and including that final state.
     """
-    env = learner.env.unwrapped
-    # step_env on the unwrapped env: the GIF needs no episode statistics.
+    env = learner.env.policy_env
+    # step_env below the log wrapper: the GIF needs no episode statistics.
     training_env = dataclasses.replace(learner.env, env=env)
     reset_key, key = jax.random.split(key)
     obs, state = env.reset(reset_key)

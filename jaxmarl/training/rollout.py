@@ -31,6 +31,8 @@ from jaxmarl.env import MultiAgentEnv
 from jaxmarl.training.data_parallel import SINGLE, DataShards
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers.agent_batch import AgentBatch
+from jaxmarl.wrappers.base import Wrapper
+from jaxmarl.wrappers.entities import EntityObservations
 from jaxmarl.wrappers.log import LogWrapper
 
 Policy = Callable[[Any, StepInput, jax.Array], tuple[Any, jax.Array, dict]]
@@ -58,22 +60,45 @@ class TrainingEnv:
 
     @classmethod
     def make(
-        cls, env_id: str, env_kwargs: dict | None = None, *, agent_id: bool, world_state: bool
+        cls,
+        env_id: str,
+        env_kwargs: dict | None = None,
+        *,
+        agent_id: bool,
+        world_state: bool,
+        entities: bool = False,
     ) -> TrainingEnv:
-        """``jaxmarl.make(env_id, **env_kwargs)``, wrapped and batched."""
-        env = LogWrapper(jaxmarl.make(env_id, **(env_kwargs or {})))
+        """``jaxmarl.make(env_id, **env_kwargs)``, wrapped and batched; with ``entities`` its
+        entity view is the observations and world state (``jaxmarl.wrappers.entities``)."""
+        env = jaxmarl.make(env_id, **(env_kwargs or {}))
+        if entities:
+            env = EntityObservations(env)
+        env = LogWrapper(env)
         return cls(env, AgentBatch.from_env(env, agent_id=agent_id), world_state)
 
     @classmethod
-    def from_config(cls, env_config: Any, *, agent_id: bool, world_state: bool) -> TrainingEnv:
+    def from_config(
+        cls, env_config: Any, *, agent_id: bool, world_state: bool, entities: bool = False
+    ) -> TrainingEnv:
         """The env an ``EnvConfig`` names (``env_id``, ``env_kwargs``), wrapped and batched."""
         return cls.make(
-            env_config.env_id, env_config.env_kwargs, agent_id=agent_id, world_state=world_state
+            env_config.env_id,
+            env_config.env_kwargs,
+            agent_id=agent_id,
+            world_state=world_state,
+            entities=entities,
         )
 
     @property
     def unwrapped(self) -> MultiAgentEnv:
         return self.env.unwrapped
+
+    @property
+    def policy_env(self) -> Any:
+        """The env without its episode statistics: what the policy's observations come from
+        (the unwrapped env, or its entity view)."""
+        env = self.env
+        return env._env if isinstance(env, LogWrapper) else env
 
     @property
     def max_steps(self) -> int:
@@ -139,8 +164,12 @@ class TrainingEnv:
 
 
 def _default_world_state(env: Any) -> bool:
-    unwrapped = getattr(env, "unwrapped", env)
-    return type(unwrapped).get_world_state is MultiAgentEnv.get_world_state
+    layer = env
+    while isinstance(layer, Wrapper):
+        if isinstance(layer, EntityObservations):  # its own world state
+            return False
+        layer = layer._env
+    return type(layer).get_world_state is MultiAgentEnv.get_world_state
 
 
 def rollout(

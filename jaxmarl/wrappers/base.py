@@ -7,6 +7,16 @@ from typing import Any
 from jaxmarl.env import MultiAgentEnv
 
 
+def step_options(reset_state: Any, with_terminal_obs: bool) -> dict[str, Any]:
+    """The optional ``step`` arguments a wrapper passes on: only those given, since wrappers
+    below it in JaxMARL's style (its scripts' world-state wrappers) define
+    ``step(key, state, actions)`` alone."""
+    options: dict[str, Any] = {} if reset_state is None else {"reset_state": reset_state}
+    if with_terminal_obs:
+        options["with_terminal_obs"] = True
+    return options
+
+
 class Wrapper:
     """Wraps an environment; attribute access falls through to it (``wrapper.agents`` ...).
 

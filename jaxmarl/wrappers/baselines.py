@@ -321,20 +321,24 @@ class CTRolloutManager(JaxMARLWrapper):
         stacked = self.agent_batch.stack_obs(flat)
         return {agent: stacked[i] for i, agent in enumerate(self.agents)}
 
+    def _observations(self, raw: dict, state: Any, dones: dict | None = None) -> dict:
+        """The agents' observations (zero for done agents with ``preprocess_obs``) and the
+        global state ``"__all__"``, from the env's observations ``raw`` of ``state``."""
+        obs = self._prepare(raw)
+        if dones is not None and self.preprocess_obs:
+            obs = {agent: jnp.where(dones[agent], 0.0, obs[agent]) for agent in self.agents}
+        obs["__all__"] = self.global_state(raw, state)
+        return obs
+
     @jit_method
     def wrapped_reset(self, key: jax.Array) -> tuple[dict, Any]:
         raw, state = self._env.reset(key)
-        obs = self._prepare(raw)
-        obs["__all__"] = self.global_state(raw, state)
-        return obs, state
+        return self._observations(raw, state), state
 
     @jit_method
     def wrapped_step(self, key: jax.Array, state: Any, actions: dict):
         raw, state, rewards, dones, infos = self._env.step(key, state, actions)
-        obs = self._prepare(raw)
-        if self.preprocess_obs:
-            obs = {agent: jnp.where(dones[agent], 0.0, obs[agent]) for agent in self.agents}
-        obs["__all__"] = self.global_state(raw, state)
+        obs = self._observations(raw, state, dones)
         rewards = dict(rewards)
         rewards["__all__"] = self.global_reward(rewards)
         # JaxMARL's envs and log wrappers return no time-limit infos, and shaq.py reads

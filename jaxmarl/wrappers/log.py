@@ -21,7 +21,7 @@ from flax import struct
 
 from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.typing import Actions
-from jaxmarl.wrappers.base import Wrapper
+from jaxmarl.wrappers.base import Wrapper, step_options
 
 
 @struct.dataclass
@@ -92,13 +92,8 @@ class LogWrapper(Wrapper):
         *,
         with_terminal_obs: bool = False,
     ):
-        # Only what is asked for: JaxMARL-style wrappers below (its scripts' world-state
-        # wrappers) define step(key, state, actions) alone.
-        extra = {} if reset_state is None else {"reset_state": reset_state}
-        if with_terminal_obs:
-            extra["with_terminal_obs"] = True
         obs, env_state, rewards, dones, infos = self._env.step(
-            key, state.env_state, actions, **extra
+            key, state.env_state, actions, **step_options(reset_state, with_terminal_obs)
         )
         episode_done = dones["__all__"]
         returns = state.episode_returns + self.logged_rewards(rewards)
