@@ -24,12 +24,12 @@ Mixer (one step)::
 Both tokens are reset at episode starts. The agents' hidden tokens reach the mixer without
 gradient, as in JaxMARL.
 
-Differences from JaxMARL's ``transf_qmix.py`` (kept out of the parameters' meaning, listed in
-``baselines/q_learning/README.md``): LayerNorm where it has BatchNorm on the embeddings and no
-normalisation of the raw inputs (batch statistics would make a Q-value depend on the batch it is
-computed in and need state threaded through acting, the loss and the target network; both
-entity views are already of order one); and with softmax attention, empty entity rows are
-masked out (JaxMARL's mask keeps only them). Kept from JaxMARL: its "fast" attention is the
+Differences from JaxMARL's ``transf_qmix.py`` (all listed in ``baselines/q_learning/README.md``):
+LayerNorm where it has BatchNorm on the embeddings and no normalisation of the raw inputs
+(batch statistics would make a Q-value depend on the batch it is computed in and need state
+threaded through acting, the loss and the target network; both entity views are already of
+order one); and with softmax attention, empty entity rows are masked out (JaxMARL's mask keeps
+only them). Kept from JaxMARL: its "fast" attention is the
 default (``linear_attention``), and each block doubles its normalised output (JaxMARL adds a
 zero-rate dropout of ``x`` to ``x``), which the learning rates were tuned with.
 """
