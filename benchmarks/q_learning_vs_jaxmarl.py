@@ -7,7 +7,10 @@
 (presets ``configs/{vdn,iql}/MPE_simple_spread_v3.yaml``, the same settings with
 ``mixer: vdn`` / ``mixer: none``) against ``vdn_rnn.py`` / ``iql_rnn.py`` with the same YAML;
 ``pqn_vdn``: ``alg=pqn_vdn`` (preset ``configs/pqn_vdn/MPE_simple_spread_v3.yaml``) against
-``pqn_vdn_rnn.py`` with ``config/alg/pqn_vdn_rnn_mpe.yaml``. ``PAIRINGS`` lists them.
+``pqn_vdn_rnn.py`` with ``config/alg/pqn_vdn_rnn_mpe.yaml``; ``shaq`` and ``transf_qmix``:
+``alg=shaq`` / ``alg=transf_qmix`` against ``shaq.py`` / ``transf_qmix.py`` (``transf_qmix.py``
+also needs ``utils/fast_attention.py`` beside it, and its own greedy test stands for the
+driver's evaluation). ``PAIRINGS`` lists them.
 Same env steps per seed (each side floors the total to whole updates), same number of seeds,
 and by default each side's seeds ``vmap``ped in one program (JaxMARL's ``single_run`` does
 ``jax.jit(jax.vmap(train))``; ours ``run.num_seeds``).
@@ -735,7 +738,8 @@ def plot(results: dict, path: Path) -> None:
                 n = min(len(xs), len(c))
                 label = LABELS[key] if i == 0 else None
                 ax.plot(xs[:n], c[:n], color=colour, alpha=0.6, lw=0.8, label=label)
-        ax.set_title(f"{alg.upper()}-RNN, MPE simple_spread (train, eps-greedy)")
+        name = "TransfQMIX" if alg == "transf_qmix" else f"{alg.upper()}-RNN"
+        ax.set_title(f"{name}, MPE simple_spread (train, eps-greedy)")
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel("episode return per agent (raw)")
         ax.grid(alpha=0.3)

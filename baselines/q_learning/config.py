@@ -121,7 +121,6 @@ class TransformerNetworkConfig:
             Q-value from the agent's own token.
     """
 
-    kind: ClassVar[str] = "transformer"
     agent_id: ClassVar[bool] = False  # the is-self row flag tells agents apart
     width: int = 32
     num_layers: int = 2

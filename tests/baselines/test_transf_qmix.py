@@ -354,3 +354,13 @@ def test_smax_preset_decouples_attacks_and_scales_rewards():
     assert config.network.embed_relu and config.network.entity_actions
     assert config.team_reward == "mean" and config.mixer.init_scale == 1.0
     assert dataclasses.replace(config.network, embed_relu=False) == TransformerNetworkConfig()
+
+
+def test_saved_config_reads_back(tmp_path):
+    # A run directory's config.yaml is read back to resume and evaluate the run.
+    from jaxmarl.config import config_from_file, save_config
+
+    config = train.parse(["alg=transf_qmix", "network.width=16", "mixer.num_heads=4"]).config
+    path = save_config(config, tmp_path / "config.yaml")
+    assert "mixer:\n  kind: transformer\n" in path.read_text()
+    assert config_from_file(TransfQMIXConfig, path) == config
