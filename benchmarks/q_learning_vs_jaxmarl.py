@@ -668,10 +668,14 @@ def _load(text: str) -> str:
     return " ".join(x.strip("[]' ") for x in text.split(","))
 
 
+def _title(alg: str) -> str:
+    return "TransfQMIX" if alg == "transf_qmix" else f"{alg.upper()}-RNN"
+
+
 def table(results: dict) -> str:
     out = []
     for alg, sides in results.items():
-        out.append(f"### {alg.upper()}-RNN on MPE_simple_spread_v3\n")
+        out.append(f"### {_title(alg)} on MPE_simple_spread_v3\n")
         out.append(
             "| | mode | env steps / seed | seeds | greedy return, per agent raw "
             "| train return (last 5%), per agent raw | greedy, x3 (JaxMARL scale) "
@@ -738,8 +742,7 @@ def plot(results: dict, path: Path) -> None:
                 n = min(len(xs), len(c))
                 label = LABELS[key] if i == 0 else None
                 ax.plot(xs[:n], c[:n], color=colour, alpha=0.6, lw=0.8, label=label)
-        name = "TransfQMIX" if alg == "transf_qmix" else f"{alg.upper()}-RNN"
-        ax.set_title(f"{name}, MPE simple_spread (train, eps-greedy)")
+        ax.set_title(f"{_title(alg)}, MPE simple_spread (train, eps-greedy)")
         ax.set_xlabel("env steps per seed")
         ax.set_ylabel("episode return per agent (raw)")
         ax.grid(alpha=0.3)
