@@ -111,42 +111,49 @@ def test_spread_entity_rows_are_the_flat_observation_regrouped():
     assert getattr(env, "entity_action_rows", None) is None
 
 
-@pytest.mark.parametrize(
-    "env_id, kwargs",
-    [("HeuristicEnemySMAX", {"scenario": "3m"}), ("SMAX", {"scenario": "2s3z"})],
-)
-def test_smax_entity_rows_and_attack_rows(env_id, kwargs):
-    env = jaxmarl.make(env_id, **kwargs)
-    obs, state = env.reset(jax.random.key(3))
-    rows = env.get_entity_obs(state, obs)
-    assert rows.keys() == obs.keys()
+@pytest.mark.parametrize("case", ["3m", "3s5z_vs_3s6z_selfplay"])
+def test_smax_entity_rows_and_attack_rows(case):
+    # Mid-battle states of the SMAX parity fixtures, where units see each other.
+    from tests.envs.smax.test_smax_parity import env_of, fixture, states
+
+    env = env_of(case)
+    data = fixture(case)
     width = len(env.unit_features)
-    world = np.asarray(env.get_entity_world_state(state))
-    flat_world = np.asarray(env.get_world_state(state))
     n = env.num_units
-    np.testing.assert_array_equal(world[:, :10], flat_world[: 10 * n].reshape(n, 10))
-    np.testing.assert_array_equal(world[:, 10], flat_world[10 * n : 11 * n])  # teams
-    sight = np.asarray(env.unit_stats.sight_ranges)[np.asarray(state.unit_types)]
-    for agent in env.agents:
-        me = env.agent_ids[agent]
-        mine = np.asarray(rows[agent])
-        assert mine.shape == env.entity_obs_shape == (n, width + 2)
-        np.testing.assert_array_equal(mine[:-1, :width].ravel(), np.asarray(obs[agent])[:-10])
-        np.testing.assert_array_equal(mine[-1, :10], np.asarray(obs[agent])[-10:])
-        np.testing.assert_array_equal(mine[:, -1], np.eye(n)[-1])  # is-self: the last row
-        ally = me < env.num_allies
-        team = env.num_allies if ally else env.num_enemies
-        np.testing.assert_array_equal(mine[:-1, -2], np.arange(n - 1) < team - 1)
-        # Attack slot k reads the row of the unit it targets (allies: enemy k; enemies:
-        # ally A-1-k), identified by its relative position when it is in sight.
-        action_rows = env.entity_action_rows(agent)
-        assert action_rows.shape == (env.action_space(agent).n,)
-        assert np.all(action_rows[: env.num_movement_actions] == -1)
-        for k, row in enumerate(action_rows[env.num_movement_actions :]):
-            target = env.num_allies + k if ally else env.num_allies - 1 - k
-            relative = (state.unit_positions[target] - state.unit_positions[me]) / sight[me]
-            if np.linalg.norm(relative) < 1.0 and mine[row, 0] > 0:
-                np.testing.assert_allclose(mine[row, 1:3], relative, rtol=1e-5, atol=1e-6)
+    checked = {True: 0, False: 0}  # attack slots matched to a target in sight, by team
+    for step in range(0, len(data["actions"]), 7):
+        state = jax.tree.map(lambda x: x[step], states(data, "post"))  # noqa: B023
+        obs = env.get_obs(state)
+        rows = env.get_entity_obs(state, obs)
+        world = np.asarray(env.get_entity_world_state(state))
+        flat_world = np.asarray(env.get_world_state(state))
+        np.testing.assert_array_equal(world[:, :10], flat_world[: 10 * n].reshape(n, 10))
+        np.testing.assert_array_equal(world[:, 10], flat_world[10 * n : 11 * n])  # teams
+        sight = np.asarray(env.unit_stats.sight_ranges)[np.asarray(state.unit_types)]
+        for agent in env.agents:
+            me = env.agent_ids[agent]
+            mine = np.asarray(rows[agent])
+            assert mine.shape == env.entity_obs_shape == (n, width + 2)
+            np.testing.assert_array_equal(mine[:-1, :width].ravel(), np.asarray(obs[agent])[:-10])
+            np.testing.assert_array_equal(mine[-1, :10], np.asarray(obs[agent])[-10:])
+            np.testing.assert_array_equal(mine[:, -1], np.eye(n)[-1])  # is-self: the last row
+            ally = me < env.num_allies
+            team = env.num_allies if ally else env.num_enemies
+            np.testing.assert_array_equal(mine[:-1, -2], np.arange(n - 1) < team - 1)
+            # Attack slot k reads the row of the unit it targets (allies: enemy k; enemies:
+            # ally A-1-k), identified by its relative position when it is in sight.
+            action_rows = env.entity_action_rows(agent)
+            assert action_rows.shape == (env.action_space(agent).n,)
+            assert np.all(action_rows[: env.num_movement_actions] == -1)
+            for k, row in enumerate(action_rows[env.num_movement_actions :]):
+                target = env.num_allies + k if ally else env.num_allies - 1 - k
+                offset = state.unit_positions[target] - state.unit_positions[me]
+                relative = np.asarray(offset) / sight[me]
+                if np.linalg.norm(relative) < 1.0 and mine[row, 0] > 0 and state.unit_alive[me]:
+                    np.testing.assert_allclose(mine[row, 1:3], relative, rtol=1e-5, atol=1e-6)
+                    checked[bool(ally)] += 1
+    assert checked[True] > 0, checked
+    assert checked[False] > 0, checked
 
 
 def test_entity_wrapper_serves_the_view_through_the_contract():
@@ -364,3 +371,37 @@ def test_saved_config_reads_back(tmp_path):
     path = save_config(config, tmp_path / "config.yaml")
     assert "mixer:\n  kind: transformer\n" in path.read_text()
     assert config_from_file(TransfQMIXConfig, path) == config
+
+
+@pytest.mark.parametrize("env_id", ["MPE_simple_spread_v3", "HeuristicEnemySMAX"])
+def test_jaxmarls_transformer_manager_serves_the_entity_view(env_id):
+    # JaxMARL's transf_qmix.py builds its batches with TransformersCTRolloutManager.
+    from jaxmarl.wrappers.baselines import MPELogWrapper, SMAXLogWrapper
+    from jaxmarl.wrappers.transformers import TransformersCTRolloutManager
+
+    smax = "SMAX" in env_id
+    base = jaxmarl.make(env_id, scenario="3m") if smax else jaxmarl.make(env_id)
+    manager = TransformersCTRolloutManager((SMAXLogWrapper if smax else MPELogWrapper)(base), 3)
+    obs, state = manager.batch_reset(jax.random.key(0))
+    for t in range(40):
+        actions = {
+            a: manager.batch_sample(jax.random.fold_in(jax.random.key(1), 100 * t + i), a)
+            for i, a in enumerate(base.agents)
+        }
+        obs, state, rewards, dones, _ = manager.batch_step(jax.random.key(t), state, actions)
+        inner = state.env_state
+        expected = jax.vmap(base.get_entity_obs)(inner, jax.vmap(base.get_obs)(inner))
+        for agent in base.agents:
+            # SMAX's observations of done agents are zero, as JaxMARL's manager has them.
+            done = dones[agent][:, None, None] & smax
+            np.testing.assert_allclose(obs[agent], jnp.where(done, 0.0, expected[agent]), atol=1e-6)
+        np.testing.assert_allclose(obs["__all__"], jax.vmap(base.get_entity_world_state)(inner))
+        assert rewards["__all__"].shape == (3,)
+    assert obs[base.agents[0]].shape == (3, *base.entity_obs_shape)
+
+
+def test_jaxmarls_transformer_manager_refuses_an_env_without_entity_view():
+    from jaxmarl.wrappers.transformers import TransformersCTRolloutManager
+
+    with pytest.raises(NotImplementedError, match="has no entity view"):
+        TransformersCTRolloutManager(jaxmarl.make("MPE_simple_v3"), 2)
