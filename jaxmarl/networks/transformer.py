@@ -63,12 +63,9 @@ def linear_attention(query: jax.Array, key: jax.Array, value: jax.Array, **_: An
     """
     q = jax.nn.relu(query) + KERNEL_EPSILON
     k = jax.nn.relu(key) + KERNEL_EPSILON
-    # Broadcast products summed, not einsums: with a few tokens and a depth of 4 per head the
-    # einsums are hundreds of tiny batched matrix products, which XLA:CPU runs about 1.4x slower
-    # per learner update (benchmarks/results/mpe_q_learning_vs_jaxmarl.md).
-    context = jnp.sum(k[..., :, None] * value[..., None, :], axis=-4)  # [..., heads, d, e]
-    numerator = jnp.sum(q[..., :, None] * context[..., None, :, :, :], axis=-2)
-    denominator = jnp.sum(q * jnp.sum(k, axis=-3)[..., None, :, :], axis=-1)
+    context = jnp.einsum("...thd,...the->...hde", k, value)
+    numerator = jnp.einsum("...thd,...hde->...the", q, context)
+    denominator = jnp.einsum("...thd,...hd->...th", q, jnp.sum(k, axis=-3))
     return numerator / denominator[..., None]
 
 
