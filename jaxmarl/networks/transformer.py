@@ -63,6 +63,8 @@ def linear_attention(query: jax.Array, key: jax.Array, value: jax.Array, **_: An
     """
     q = jax.nn.relu(query) + KERNEL_EPSILON
     k = jax.nn.relu(key) + KERNEL_EPSILON
+    # Einsums, not broadcast products summed: those are faster alone but far slower under the
+    # vmap over seeds that every run has (benchmarks/FINDINGS.md).
     context = jnp.einsum("...thd,...the->...hde", k, value)
     numerator = jnp.einsum("...thd,...hde->...the", q, context)
     denominator = jnp.einsum("...thd,...hd->...th", q, jnp.sum(k, axis=-3))
