@@ -59,16 +59,25 @@ def linear_attention(query: jax.Array, key: jax.Array, value: jax.Array, **_: An
     JaxMARL's "fast attention" (the Performer code's generalized attention with deterministic
     features): ``out_i = sum_j phi(q_i).phi(k_j) v_j / sum_j phi(q_i).phi(k_j)``. Its cost is
     linear in the number of tokens, and it takes no mask. Shapes are flax's
-    ``[..., tokens, heads, depth]``.
+    ``[..., tokens, heads, depth]``, one depth for query, key and value.
+
+    The heads are computed together: the ``[width, width]`` context of all features, masked to
+    its per-head diagonal blocks, in place of ``heads`` separate ``[depth, depth]`` ones. That
+    is ``heads`` times the multiply-adds, but a few larger products, which XLA:CPU runs faster
+    than many tiny per-head ones, under the seed ``vmap`` too (``benchmarks/FINDINGS.md``).
     """
     q = jax.nn.relu(query) + KERNEL_EPSILON
     k = jax.nn.relu(key) + KERNEL_EPSILON
-    # Einsums, not broadcast products summed: those are faster alone but far slower under the
-    # vmap over seeds that every run has (benchmarks/FINDINGS.md).
-    context = jnp.einsum("...thd,...the->...hde", k, value)
-    numerator = jnp.einsum("...thd,...hde->...the", q, context)
-    denominator = jnp.einsum("...thd,...hd->...th", q, jnp.sum(k, axis=-3))
-    return numerator / denominator[..., None]
+    *lead, tokens, heads, depth = q.shape
+    flat = lambda x: x.reshape((*lead, tokens, heads * depth))
+    same_head = np.kron(np.eye(heads, dtype=np.float32), np.ones((depth, depth), np.float32))
+    q, k, v = flat(q), flat(k), flat(value)
+    context = jnp.einsum("...td,...te->...de", k, v) * same_head  # [..., width, width]
+    numerator = jnp.einsum("...td,...de->...te", q, context)
+    # Column e: the normaliser of e's head, sum_d q_d sum_t k_td over the head's features d.
+    normaliser = same_head * jnp.sum(k, axis=-2)[..., :, None]
+    denominator = jnp.einsum("...td,...de->...te", q, normaliser)
+    return (numerator / denominator).reshape(query.shape)
 
 
 class EncoderBlock(nn.Module):
