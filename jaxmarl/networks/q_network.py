@@ -55,12 +55,7 @@ class QNetwork:
         trunk = self.trunk.init(keys[1], carry, x, first)
         _, y = self.trunk.apply(trunk, carry, x, first)
         head = self.head.init(keys[2], y)
-        agent_q = jnp.zeros(obs.shape[:2], dtype=jnp.float32)
-        greedy = jnp.zeros(obs.shape[:2], dtype=bool)  # the online call's inputs (SHAQ's alpha)
-        coalitions = jax.random.fold_in(keys[3], 1)  # keeps the other mixers' params as before
-        mixer = self.mixer.init(
-            {"params": keys[3], "coalitions": coalitions}, agent_q, world_state, greedy
-        )
+        mixer = init_mixer(self.mixer, keys[3], obs.shape[:2], world_state)
         return {
             "encoder": encoder["params"],
             "trunk": trunk.get("params", {}),  # none for a trunk without layers
@@ -145,7 +140,19 @@ class QNetwork:
         ``key``: the mixer's randomness (SHAQ's coalitions, needed with ``greedy``). Mixers
         other than SHAQ read neither (``jaxmarl.networks.mixers``).
         """
-        rngs = None if key is None else {"coalitions": key}
-        return self.mixer.apply(
-            {"params": params["mixer"]}, agent_q, world_state, greedy, rngs=rngs
-        )
+        return apply_mixer(self.mixer, params, agent_q, world_state, greedy, key)
+
+
+def init_mixer(mixer: nn.Module, key: jax.Array, agents: tuple[int, int], world_state) -> dict:
+    """A mixer's variables for ``agents = (B, A)`` agents and ``world_state [B, W]``, initialised
+    with the online call's inputs (SHAQ's alpha reads ``greedy``)."""
+    agent_q = jnp.zeros(agents, dtype=jnp.float32)
+    greedy = jnp.zeros(agents, dtype=bool)
+    coalitions = jax.random.fold_in(key, 1)  # keeps the other mixers' params as before SHAQ
+    return mixer.init({"params": key, "coalitions": coalitions}, agent_q, world_state, greedy)
+
+
+def apply_mixer(mixer, params, agent_q, world_state, greedy=None, key=None) -> jax.Array:
+    """``mixer`` on ``params["mixer"]``; ``key`` feeds the ``"coalitions"`` stream (SHAQ)."""
+    rngs = None if key is None else {"coalitions": key}
+    return mixer.apply({"params": params["mixer"]}, agent_q, world_state, greedy, rngs=rngs)

@@ -45,6 +45,7 @@ import numpy as np
 from flax import linen as nn
 
 from jaxmarl.networks.init import BIAS, orthogonal
+from jaxmarl.networks.q_network import apply_mixer, init_mixer
 
 Params = dict[str, Any]
 
@@ -278,16 +279,13 @@ class TransformerQNetwork:
         num_envs = obs.shape[0]
         carry = self.initial_carry(num_envs)
         agent = self.agent.init(agent_key, *self._agent_inputs(carry, obs[None], None))
-        agent_q = jnp.zeros(obs.shape[:2], jnp.float32)
         if self.mixer_reads_agent_states:
+            agent_q = jnp.zeros((1, *obs.shape[:2]), jnp.float32)
             states = jnp.zeros((1, *carry.shape), jnp.float32)
             first = jnp.ones((1, num_envs), bool)
-            mixer = self.mixer.init(mixer_key, agent_q[None], world_state[None], states, first)
+            mixer = self.mixer.init(mixer_key, agent_q, world_state[None], states, first)
         else:
-            greedy = jnp.zeros(obs.shape[:2], bool)
-            coalitions = jax.random.fold_in(mixer_key, 1)
-            rngs = {"params": mixer_key, "coalitions": coalitions}
-            mixer = self.mixer.init(rngs, agent_q, world_state, greedy)
+            mixer = init_mixer(self.mixer, mixer_key, obs.shape[:2], world_state)
         return {"agent": agent["params"], "mixer": mixer.get("params", {})}
 
     def initial_carry(self, num_envs: int) -> jax.Array:
@@ -357,7 +355,4 @@ class TransformerQNetwork:
             return self.mixer.apply(
                 {"params": params["mixer"]}, agent_q, world_state, states, first
             )
-        rngs = None if key is None else {"coalitions": key}
-        return self.mixer.apply(
-            {"params": params["mixer"]}, agent_q, world_state, greedy, rngs=rngs
-        )
+        return apply_mixer(self.mixer, params, agent_q, world_state, greedy, key)

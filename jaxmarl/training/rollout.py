@@ -31,7 +31,7 @@ from jaxmarl.env import MultiAgentEnv
 from jaxmarl.training.data_parallel import SINGLE, DataShards
 from jaxmarl.training.types import Runner, StepInput, Transition
 from jaxmarl.wrappers.agent_batch import AgentBatch
-from jaxmarl.wrappers.base import Wrapper
+from jaxmarl.wrappers.base import wrapper_layers
 from jaxmarl.wrappers.entities import EntityObservations
 from jaxmarl.wrappers.log import LogWrapper
 
@@ -164,12 +164,12 @@ class TrainingEnv:
 
 
 def _default_world_state(env: Any) -> bool:
-    layer = env
-    while isinstance(layer, Wrapper):
-        if isinstance(layer, EntityObservations):  # its own world state
-            return False
-        layer = layer._env
-    return type(layer).get_world_state is MultiAgentEnv.get_world_state
+    """Whether ``env``'s world state is the default concatenation of its observations (no
+    wrapper provides its own, and the env does not override it)."""
+    *wrappers, unwrapped = wrapper_layers(env)
+    if any(layer.provides_world_state for layer in wrappers):
+        return False
+    return type(unwrapped).get_world_state is MultiAgentEnv.get_world_state
 
 
 def rollout(

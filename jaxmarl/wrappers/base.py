@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from jaxmarl.env import MultiAgentEnv
 
@@ -17,12 +18,24 @@ def step_options(reset_state: Any, with_terminal_obs: bool) -> dict[str, Any]:
     return options
 
 
+def wrapper_layers(env: Any) -> Iterator[Any]:
+    """``env``, then each env it wraps, down to the unwrapped one."""
+    while isinstance(env, Wrapper):
+        yield env
+        env = env._env
+    yield env
+
+
 class Wrapper:
     """Wraps an environment; attribute access falls through to it (``wrapper.agents`` ...).
 
     A wrapper that changes the state type keeps the wrapped state in ``state.env_state`` and
     overrides the methods that take a state.
     """
+
+    # True for a wrapper whose get_world_state is its own (not the wrapped env's, nor the
+    # default concatenation of observations), so learners must call it.
+    provides_world_state: ClassVar[bool] = False
 
     def __init__(self, env: MultiAgentEnv):
         self._env = env

@@ -48,7 +48,7 @@ from jaxmarl import spaces
 from jaxmarl.env import MultiAgentEnv, jit_method
 from jaxmarl.wrappers import log
 from jaxmarl.wrappers.agent_batch import AgentBatch
-from jaxmarl.wrappers.base import Wrapper
+from jaxmarl.wrappers.base import Wrapper, wrapper_layers
 from jaxmarl.wrappers.log import LogEnvState
 
 __all__ = [
@@ -163,11 +163,8 @@ def _instance_of(env: MultiAgentEnv, module: str, name: str) -> bool:
 
 def _in_jaxmarl_form(env: MultiAgentEnv) -> MultiAgentEnv:
     """``env`` under a :class:`_JaxMARLForm`, unless one is already in its wrapper chain."""
-    layer = env
-    while isinstance(layer, Wrapper):
-        if isinstance(layer, _JaxMARLForm):
-            return env
-        layer = layer._env
+    if any(isinstance(layer, _JaxMARLForm) for layer in wrapper_layers(env)):
+        return env
     return _JaxMARLForm(env)
 
 

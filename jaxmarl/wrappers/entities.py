@@ -50,6 +50,8 @@ class EntityObservations(Wrapper):
         ValueError: the env has no entity view (the message names the methods to define).
     """
 
+    provides_world_state = True
+
     def __init__(self, env: MultiAgentEnv):
         if not has_entity_view(env):
             name = getattr(env, "name", type(env).__name__)
